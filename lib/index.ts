@@ -1,0 +1,13 @@
+/**
+ * mcpware/lib: pure, framework-free protocol functions. No I/O.
+ */
+export * from './errors.js';
+export * from './revisions.js';
+export * from './meta.js';
+export * from './sentinel.js';
+export * from './fold.js';
+export * from './jsonrpc.js';
+export * from './classify.js';
+export * from './headers.js';
+export * from './xmcpheader.js';
+export * from './request.js';

@@ -1,0 +1,319 @@
+/**
+ * JSON-RPC 2.0 message parsing and classification, hardened for a public endpoint.
+ *
+ * - Bodies are parsed once with the platform's JSON parser, then scanned iteratively (no recursion) to bound
+ *   nesting depth and refuse members named twice.
+ * - Duplicate members: an exact duplicate is refused anywhere in the body (JSON parsers disagree on which copy
+ *   wins). In the envelope, in `params` and in `params._meta`, names are also compared case-insensitively
+ *   (`id`/`ID`, `method`/`Method`): parsers that fold case (Go's `encoding/json`, used by many proxies and
+ *   gateways) would read a different member than we do, and that differential is a smuggling vector. Inside
+ *   `arguments` and other user data only exact duplicates count, since `id` and `ID` may both be legitimate.
+ * - A member named `__proto__`, or a member named `constructor` holding an object, is refused anywhere: they
+ *   are the raw material of prototype pollution in code that merges request data.
+ */
+import { type Refusal, type RequestId, isRequestId, refusal } from './errors.js';
+
+export type JsonObject = Record<string, unknown>;
+
+export type MessageKind = 'request' | 'notification' | 'response' | 'error';
+
+export interface RequestMessage {
+  kind: 'request';
+  id: RequestId;
+  method: string;
+  params?: JsonObject;
+  raw: JsonObject;
+}
+export interface NotificationMessage {
+  kind: 'notification';
+  method: string;
+  params?: JsonObject;
+  raw: JsonObject;
+}
+export interface ResponseMessage {
+  kind: 'response';
+  id: RequestId;
+  result: unknown;
+  raw: JsonObject;
+}
+export interface ErrorMessage {
+  kind: 'error';
+  id?: RequestId;
+  error: { code: number; message: string; data?: unknown };
+  raw: JsonObject;
+}
+export type Message = RequestMessage | NotificationMessage | ResponseMessage | ErrorMessage;
+
+export type ParseResult = ({ ok: true } & Message) | (Refusal & { id?: RequestId });
+
+export interface ParseOptions {
+  /** Deepest nesting of objects and arrays accepted (the top-level object is depth 1). Default 64. */
+  maxDepth?: number;
+}
+
+export const DEFAULT_MAX_DEPTH = 64;
+
+const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
+
+/** Case folding used for the envelope's duplicate check: ASCII/Unicode lower case plus the two Go folds. */
+function foldKey(k: string): string {
+  return k.toLowerCase().replace(/\u017f/g, 's').replace(/\u212a/g, 'k');
+}
+
+/** True when the first character that is not JSON whitespace (after an optional BOM) is `[`. */
+export function isBatchText(text: string): boolean {
+  let i = 0;
+  if (text.charCodeAt(0) === 0xfeff) i = 1;
+  for (; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) continue;
+    return c === 0x5b;
+  }
+  return false;
+}
+
+/** Bytes variant of {@link isBatchText}: whitespace and a UTF-8 BOM (EF BB BF) are skipped. */
+export function isBatchBytes(buf: Uint8Array): boolean {
+  let i = 0;
+  if (buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) i = 3;
+  for (; i < buf.length; i++) {
+    const c = buf[i]!;
+    if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) continue;
+    return c === 0x5b;
+  }
+  return false;
+}
+
+interface ScanProblem {
+  reason: 'too_deep' | 'duplicate_member' | 'forbidden_member';
+  message: string;
+}
+
+/**
+ * Scan valid JSON text for depth and duplicate member names without recursion. Returns the first problem.
+ * `caseFoldPaths` holds the depths at which case-insensitive comparison applies: the envelope (depth 1),
+ * `params` (2) and `params._meta` (3); the caller tells which containers those are via the member path.
+ */
+function scanText(text: string, maxDepth: number): ScanProblem | undefined {
+  // One frame per open container: for objects, the member names seen (exact) and folded ones when needed.
+  interface Frame {
+    obj: boolean;
+    keys?: Set<string>;
+    folded?: Set<string>;
+    /** Path role for folding: 0 = none, 1 = envelope, 2 = params, 3 = params._meta. */
+    role: number;
+    /** The last key read in this object (to give roles to children). */
+    lastKey?: string;
+  }
+  const stack: Frame[] = [];
+  const n = text.length;
+  let i = 0;
+  let expectKey = false;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      // Read a string token.
+      const start = i + 1;
+      let j = start;
+      let escaped = false;
+      while (j < n) {
+        const d = text.charCodeAt(j);
+        if (d === 0x5c) {
+          escaped = true;
+          j += 2;
+          continue;
+        }
+        if (d === 0x22) break;
+        j++;
+      }
+      const top = stack[stack.length - 1];
+      if (expectKey && top && top.obj) {
+        const key = escaped ? (JSON.parse(text.slice(i, j + 1)) as string) : text.slice(start, j);
+        if (key === '__proto__') return { reason: 'forbidden_member', message: 'Member "__proto__" is not allowed' };
+        const keys = (top.keys ??= new Set());
+        if (keys.has(key)) return { reason: 'duplicate_member', message: `Member "${clip(key)}" is named twice` };
+        keys.add(key);
+        if (top.role > 0) {
+          const f = foldKey(key);
+          const folded = (top.folded ??= new Set());
+          if (folded.has(f)) return { reason: 'duplicate_member', message: `Member "${clip(key)}" is named twice` };
+          folded.add(f);
+        }
+        top.lastKey = key;
+        expectKey = false;
+      }
+      i = j + 1;
+      continue;
+    }
+    if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      const parent = stack[stack.length - 1];
+      let role = 0;
+      if (c === 0x7b) {
+        if (!parent) role = 1;
+        else if (parent.obj && parent.role === 1 && parent.lastKey === 'params') role = 2;
+        else if (parent.obj && parent.role === 2 && parent.lastKey === '_meta') role = 3;
+        if (parent && parent.obj && parent.lastKey === 'constructor') {
+          return { reason: 'forbidden_member', message: 'Member "constructor" may not hold an object' };
+        }
+      }
+      stack.push({ obj: c === 0x7b, role });
+      if (stack.length > maxDepth) return { reason: 'too_deep', message: `Request nesting exceeds ${maxDepth} levels` };
+      expectKey = c === 0x7b;
+      i++;
+      continue;
+    }
+    if (c === 0x7d || c === 0x5d) {
+      stack.pop();
+      expectKey = false;
+      i++;
+      continue;
+    }
+    if (c === 0x2c /* , */) {
+      const top = stack[stack.length - 1];
+      expectKey = !!top && top.obj;
+      i++;
+      continue;
+    }
+    i++;
+  }
+  return undefined;
+}
+
+function clip(s: string): string {
+  return s.length > 64 ? s.slice(0, 64) + '…' : s;
+}
+
+/**
+ * Parse JSON text into one classified JSON-RPC message, or a refusal. Never throws.
+ * Refusals: `parse_error` (-32700, invalid JSON), `batch` (an array), `too_deep`, `duplicate_member`,
+ * `forbidden_member`, `invalid_id`, `invalid_request` (-32600 for anything that is not one JSON-RPC message).
+ */
+export function parseMessage(text: string, opts: ParseOptions = {}): ParseResult {
+  const maxDepth = opts.maxDepth ?? DEFAULT_MAX_DEPTH;
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    if (isBatchText(text)) return refusal('batch');
+    return refusal('parse_error');
+  }
+  if (Array.isArray(value)) return refusal('batch');
+  if (value !== null && typeof value === 'object') {
+    const problem = scanText(text, maxDepth);
+    if (problem) {
+      const r = refusal(problem.reason, { message: problem.message });
+      const id = (value as JsonObject).id;
+      return isRequestId(id) ? { ...r, id } : r;
+    }
+  }
+  return classifyMessage(value);
+}
+
+/**
+ * Validate an already-parsed value (for example `req.body` from express.json): depth and forbidden members are
+ * checked iteratively; duplicate members cannot be seen once parsed, so use {@link parseMessage} on the raw
+ * text when you can.
+ */
+export function parseValue(value: unknown, opts: ParseOptions = {}): ParseResult {
+  const maxDepth = opts.maxDepth ?? DEFAULT_MAX_DEPTH;
+  if (Array.isArray(value)) return refusal('batch');
+  if (value !== null && typeof value === 'object') {
+    const problem = scanValue(value, maxDepth);
+    if (problem) {
+      const r = refusal(problem.reason, { message: problem.message });
+      const id = (value as JsonObject).id;
+      return isRequestId(id) ? { ...r, id } : r;
+    }
+  }
+  return classifyMessage(value);
+}
+
+function scanValue(root: object, maxDepth: number): ScanProblem | undefined {
+  const stack: Array<[unknown, number]> = [[root, 1]];
+  let guard = 0;
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (++guard > 1_000_000) return { reason: 'too_deep', message: 'Request is too large to inspect' };
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > maxDepth) return { reason: 'too_deep', message: `Request nesting exceeds ${maxDepth} levels` };
+    if (Array.isArray(v)) {
+      for (const x of v) stack.push([x, depth + 1]);
+      continue;
+    }
+    for (const k of Object.keys(v)) {
+      if (k === '__proto__') return { reason: 'forbidden_member', message: 'Member "__proto__" is not allowed' };
+      const child = (v as JsonObject)[k];
+      if (k === 'constructor' && child !== null && typeof child === 'object') {
+        return { reason: 'forbidden_member', message: 'Member "constructor" may not hold an object' };
+      }
+      stack.push([child, depth + 1]);
+    }
+  }
+  return undefined;
+}
+
+/** Classify a parsed JSON value as one JSON-RPC message. */
+export function classifyMessage(value: unknown): ParseResult {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    return refusal('invalid_request', { message: 'Invalid Request: the body must be a JSON-RPC object' });
+  }
+  const m = value as JsonObject;
+  const rawId = m.id;
+  const idPresent = hasOwn(m, 'id');
+  const readableId = isRequestId(rawId) ? rawId : undefined;
+  const bad = (message: string): ParseResult => {
+    const r = refusal('invalid_request', { message });
+    return readableId !== undefined ? { ...r, id: readableId } : r;
+  };
+  if (m.jsonrpc !== '2.0') return bad('Invalid Request: jsonrpc must be "2.0"');
+  if (idPresent && readableId === undefined) {
+    return refusal('invalid_id', {
+      message:
+        rawId === null
+          ? 'Request id must not be null: omit it for a notification'
+          : 'Request id must be a string or a safe integer',
+    });
+  }
+  if (hasOwn(m, 'method')) {
+    const method = m.method;
+    if (typeof method !== 'string' || method.length === 0) return bad('Invalid Request: method must be a non-empty string');
+    if (hasOwn(m, 'result') || hasOwn(m, 'error')) return bad('Invalid Request: a request cannot carry result or error');
+    let params: JsonObject | undefined;
+    if (hasOwn(m, 'params') && m.params !== null) {
+      if (typeof m.params !== 'object' || Array.isArray(m.params)) {
+        return bad('Invalid Request: params must be an object');
+      }
+      params = m.params as JsonObject;
+    }
+    if (readableId !== undefined) {
+      const out: { ok: true } & RequestMessage = { ok: true, kind: 'request', id: readableId, method, raw: m };
+      if (params) out.params = params;
+      return out;
+    }
+    const out: { ok: true } & NotificationMessage = { ok: true, kind: 'notification', method, raw: m };
+    if (params) out.params = params;
+    return out;
+  }
+  const hasResult = hasOwn(m, 'result');
+  const hasError = hasOwn(m, 'error');
+  if (hasResult && hasError) return bad('Invalid Request: a response cannot carry both result and error');
+  if (hasResult) {
+    if (readableId === undefined) return bad('Invalid Request: a response needs an id');
+    return { ok: true, kind: 'response', id: readableId, result: m.result, raw: m };
+  }
+  if (hasError) {
+    const e = m.error;
+    if (e === null || typeof e !== 'object' || Array.isArray(e)) return bad('Invalid Request: error must be an object');
+    const eo = e as JsonObject;
+    if (typeof eo.code !== 'number' || !Number.isInteger(eo.code) || typeof eo.message !== 'string') {
+      return bad('Invalid Request: error needs an integer code and a string message');
+    }
+    const error: ErrorMessage['error'] = { code: eo.code, message: eo.message };
+    if (hasOwn(eo, 'data')) error.data = eo.data;
+    const out: { ok: true } & ErrorMessage = { ok: true, kind: 'error', error, raw: m };
+    if (readableId !== undefined) out.id = readableId;
+    return out;
+  }
+  return bad('Invalid Request: not a request, notification, response or error');
+}

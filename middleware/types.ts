@@ -1,0 +1,93 @@
+/**
+ * Shared types: the per-request locals every mcpware middleware reads and writes, and the Connect-style
+ * handler shape. Only node:http is assumed; Express's Request and Response extend these.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Era, RefusalReason } from '../lib/errors.js';
+import type { McpRequest } from '../lib/request.js';
+
+/** Who is asking, as an authenticator decided. Limits, audit and tool visibility key on it. */
+export interface Principal {
+  userId: string;
+  groups: readonly string[];
+  roles: readonly string[];
+  email?: string;
+  /** Which authenticator recognized the credential, e.g. `api-key` or `oidc`. */
+  method: string;
+  /** Verified token claims, when the credential was a token. */
+  claims?: Readonly<Record<string, unknown>>;
+}
+
+/** The outcome of a refusal, recorded for audit and metrics. */
+export interface RefusalRecord {
+  reason: RefusalReason;
+  code: number;
+  status: number;
+  /** Which middleware refused, e.g. `parse`, `apiKeyAuth`, `limits`. */
+  by: string;
+}
+
+/** How authentication ended for this request (metrics and audit read it). */
+export type AuthOutcome = 'ok' | 'missing' | 'invalid' | 'expired' | 'forbidden' | 'unavailable';
+
+/**
+ * What the final answer was, written by the dispatcher (or any final handler) before it responds, so audit and
+ * metrics can report it without parsing the body.
+ */
+export interface ResponseRecord {
+  /** JSON-RPC error code, when the answer was an error. */
+  code?: number;
+  /** True when a tools/call result carried `isError: true`. */
+  toolError?: boolean;
+  /** `complete`, `input_required`, or `stream` for SSE answers. */
+  resultType?: string;
+}
+
+/**
+ * A transform applied to outgoing results and notifications before they are encoded (redaction uses it).
+ * `method` is the request's method. Return the value to send (the input may be returned as is).
+ */
+export type OutboundTransform = (value: unknown, info: { method: string; kind: 'result' | 'notification' }) => unknown;
+
+/** Everything mcpware attaches to `req.locals`. Other keys are free for the application. */
+export interface RequestLocals {
+  /** Authentication outcome, set by the auth middlewares. */
+  auth?: { outcome: AuthOutcome; method?: string };
+  /** Set by the final handler: the outcome of the call. */
+  response?: ResponseRecord;
+  /** Applied by the dispatcher to results and notifications on their way out (redaction registers here). */
+  outbound?: OutboundTransform[];
+  /** Work charged to the caller in milliseconds (limits read it when the response closes). */
+  chargedMs?: number;
+  /** The parsed MCP request (set once per request by the shared parse step). */
+  mcp?: McpRequest;
+  /** The authenticated principal. */
+  principal?: Principal;
+  /** Set when a middleware refused the request. */
+  refusal?: RefusalRecord;
+  [key: string]: unknown;
+}
+
+/** A Connect/Express middleware. */
+export type Middleware = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  next: (err?: unknown) => void,
+) => void;
+
+/** A minimal logger: winston, pino and console all fit. */
+export interface Logger {
+  error(message: string, meta?: Record<string, unknown>): void;
+  warn?(message: string, meta?: Record<string, unknown>): void;
+  info?(message: string, meta?: Record<string, unknown>): void;
+  debug?(message: string, meta?: Record<string, unknown>): void;
+}
+
+export type { Era };
+
+declare module 'node:http' {
+  interface IncomingMessage {
+    /** Per-request values shared between mcpware middlewares (and your own code). */
+    locals?: RequestLocals;
+  }
+}
