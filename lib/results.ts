@@ -1,0 +1,222 @@
+/**
+ * Result encoding and the dispatcher's tables: which methods are cacheable, which server capability gates which
+ * method, which methods the modern revision removed, and the HTTP status an error code travels with per era.
+ *
+ * Pure: no I/O. The dispatcher (middleware/dispatch.ts) writes what these functions return.
+ */
+import { type Era, ErrorCode } from './errors.js';
+import { META } from './meta.js';
+
+/** `ttlMs`/`cacheScope` of a cacheable result (MCP 2026-07-28 `CacheableResult`). */
+export interface CacheHint {
+  /** Milliseconds the result stays fresh; an integer ≥ 0 (0 = immediately stale). */
+  ttlMs: number;
+  /** `public`: no caller-specific data, shareable; `private`: same authorization context only. */
+  cacheScope: 'public' | 'private';
+}
+
+/** What a result is when nothing else was configured: immediately stale, caller-private. */
+export const DEFAULT_CACHE_HINT: Readonly<CacheHint> = Object.freeze({ ttlMs: 0, cacheScope: 'private' });
+
+/** The methods whose complete results carry `ttlMs` and `cacheScope` (`caching.mdx`, `DiscoverResult`). */
+export const CACHEABLE_METHODS: readonly string[] = Object.freeze([
+  'server/discover',
+  'tools/list',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'prompts/list',
+]);
+const CACHEABLE = new Set(CACHEABLE_METHODS);
+
+export function isCacheable(method: string): boolean {
+  return CACHEABLE.has(method);
+}
+
+/** The methods that may answer `resultType: "input_required"` (MRTR). */
+export const INPUT_REQUIRED_METHODS: readonly string[] = Object.freeze(['tools/call', 'prompts/get', 'resources/read']);
+
+/**
+ * Methods the 2026-07-28 revision removed. A modern request for one of them is answered 404 / -32601 whatever
+ * handlers are registered; in the legacy era they are served as before.
+ */
+export const REMOVED_IN_MODERN: readonly string[] = Object.freeze([
+  'initialize',
+  'ping',
+  'logging/setLevel',
+  'resources/subscribe',
+  'resources/unsubscribe',
+]);
+const REMOVED = new Set(REMOVED_IN_MODERN);
+
+export function isRemovedInModern(method: string): boolean {
+  return REMOVED.has(method);
+}
+
+/**
+ * The server capability each method needs. A method of an undeclared capability is answered -32601: a declared
+ * capability is a promise to answer, an undeclared one is a promise not to. `resources.subscribe` is the
+ * `subscribe` flag inside the `resources` capability. Methods not listed here are not gated.
+ */
+export const METHOD_CAPABILITY: Readonly<Record<string, string>> = Object.freeze({
+  'tools/list': 'tools',
+  'tools/call': 'tools',
+  'resources/list': 'resources',
+  'resources/templates/list': 'resources',
+  'resources/read': 'resources',
+  'resources/subscribe': 'resources.subscribe',
+  'resources/unsubscribe': 'resources.subscribe',
+  'prompts/list': 'prompts',
+  'prompts/get': 'prompts',
+  'completion/complete': 'completions',
+  'logging/setLevel': 'logging',
+});
+
+/** The capability gating `method`, or `undefined` when none does. */
+export function requiredCapability(method: string): string | undefined {
+  return Object.prototype.hasOwnProperty.call(METHOD_CAPABILITY, method) ? METHOD_CAPABILITY[method] : undefined;
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** True when `capabilities` declares `capability` (`tools`, or a flag path such as `resources.subscribe`). */
+export function hasCapability(capabilities: Readonly<Record<string, unknown>>, capability: string): boolean {
+  const dot = capability.indexOf('.');
+  if (dot < 0) return isObj(capabilities[capability]);
+  const outer = capabilities[capability.slice(0, dot)];
+  return isObj(outer) && outer[capability.slice(dot + 1)] === true;
+}
+
+/**
+ * The HTTP status an error code travels with.
+ * - -32601: 404 in the modern era (MUST), 200 in the legacy era (a legacy answer never looks modern).
+ * - -32700, -32600 and the MCP header/capability/version codes (-32020, -32021, -32022): 400.
+ * - The application codes 401, 403, 429 and 503: that status.
+ * - Everything else (-32602 unknown tool/cursor/resource, -32603, application codes): 200, in-band, as the
+ *   reference SDK does; the spec leaves handler errors' status open.
+ */
+export function statusForCode(code: number, era: Era): number {
+  switch (code) {
+    case ErrorCode.MethodNotFound:
+      return era === 'modern' ? 404 : 200;
+    case ErrorCode.ParseError:
+    case ErrorCode.InvalidRequest:
+    case ErrorCode.HeaderMismatch:
+    case ErrorCode.MissingRequiredClientCapability:
+    case ErrorCode.UnsupportedProtocolVersion:
+      return 400;
+    case ErrorCode.Unauthorized:
+    case ErrorCode.Forbidden:
+    case ErrorCode.RateLimited:
+    case ErrorCode.Unavailable:
+      return code;
+    default:
+      return 200;
+  }
+}
+
+/** The MCP-reserved code range: only the codes the spec defines may be emitted from it. */
+const DEFINED_RESERVED = new Set<number>([
+  ErrorCode.HeaderMismatch,
+  ErrorCode.MissingRequiredClientCapability,
+  ErrorCode.UnsupportedProtocolVersion,
+]);
+/** The old resource-not-found code (2025-11-25). */
+export const LEGACY_RESOURCE_NOT_FOUND = -32002;
+
+/**
+ * The code actually sent for a handler's error code in an era. Modern answers must not carry `-32002` (mapped to
+ * -32602, its 2026 replacement), `-32042`, or any undefined code in `-32020..-32099` (mapped to -32603). Legacy
+ * answers keep `-32002` and `-32042`, which 2025-11-25 defines; undefined reserved codes become -32603 there too.
+ */
+export function sendableCode(code: number, era: Era): number {
+  if (!Number.isInteger(code)) return ErrorCode.InternalError;
+  if (code === LEGACY_RESOURCE_NOT_FOUND) return era === 'modern' ? ErrorCode.InvalidParams : code;
+  if (code === -32042) return era === 'modern' ? ErrorCode.InternalError : code;
+  if (code <= -32020 && code >= -32099 && !DEFINED_RESERVED.has(code)) return ErrorCode.InternalError;
+  return code;
+}
+
+/** `Implementation`: who the server is. */
+export interface Implementation {
+  name: string;
+  version: string;
+  title?: string;
+  description?: string;
+  websiteUrl?: string;
+  icons?: unknown[];
+  [key: string]: unknown;
+}
+
+export interface EncodeInput {
+  era: Era;
+  method: string;
+  /** The cache hint configured for the method (used when the handler set none). */
+  cache?: CacheHint | undefined;
+  serverInfo: Implementation;
+}
+
+export type EncodeResult =
+  | { ok: true; result: Record<string, unknown>; resultType: string }
+  | { ok: false; reason: 'not_an_object' | 'bad_result_type' | 'bad_cache_hint'; message: string };
+
+function validHint(ttl: unknown, scope: unknown): boolean {
+  return (
+    typeof ttl === 'number' && Number.isSafeInteger(ttl) && ttl >= 0 && (scope === 'public' || scope === 'private')
+  );
+}
+
+/**
+ * Encode a handler's result for the wire.
+ *
+ * Modern: `{resultType: "complete", ...result, ttlMs, cacheScope, _meta: {...result._meta, serverInfo}}`.
+ * - `resultType` is written here, never by handlers; a handler may return `"input_required"` (MRTR) on the three
+ *   methods that allow it, which then carries no cache hint. Any other value is a server bug.
+ * - Cacheable methods carry the handler's own `ttlMs`/`cacheScope` when it set a valid pair (per-resource
+ *   hints), else the configured hint, else `{ttlMs: 0, cacheScope: "private"}`. A half or invalid pair from a
+ *   handler is a server bug (never silently sent).
+ * - `_meta["io.modelcontextprotocol/serverInfo"]` is always the server's own (a handler cannot forge it).
+ *
+ * Legacy: the result as the handler returned it, minus `resultType`, `ttlMs` and `cacheScope` (2025-11-25
+ * results have none of them). `undefined` is the empty result `{}` in both eras.
+ */
+export function encodeResult(value: unknown, input: EncodeInput): EncodeResult {
+  if (value === undefined) value = {};
+  if (!isObj(value)) {
+    return { ok: false, reason: 'not_an_object', message: `${input.method}: the handler returned a non-object result` };
+  }
+  const { resultType: rt, ttlMs, cacheScope, ...rest } = value;
+  let resultType = 'complete';
+  if (rt !== undefined && rt !== 'complete') {
+    if (rt === 'input_required' && input.era === 'modern' && INPUT_REQUIRED_METHODS.includes(input.method)) {
+      resultType = rt;
+    } else {
+      return {
+        ok: false,
+        reason: 'bad_result_type',
+        message: `${input.method}: the handler returned resultType ${JSON.stringify(rt)}, not allowed here`,
+      };
+    }
+  }
+  // Legacy: the destructuring above already dropped the protocol fields 2025-11-25 results do not have.
+  if (input.era === 'legacy') return { ok: true, result: rest, resultType };
+  const out: Record<string, unknown> = { resultType, ...rest };
+  if (resultType === 'complete' && isCacheable(input.method)) {
+    let hint: CacheHint;
+    if (ttlMs !== undefined || cacheScope !== undefined) {
+      if (!validHint(ttlMs, cacheScope)) {
+        return {
+          ok: false,
+          reason: 'bad_cache_hint',
+          message: `${input.method}: the handler returned an invalid cache hint (ttlMs must be an integer ≥ 0 and cacheScope "public" or "private", both set)`,
+        };
+      }
+      hint = { ttlMs: ttlMs as number, cacheScope: cacheScope as CacheHint['cacheScope'] };
+    } else hint = input.cache ?? DEFAULT_CACHE_HINT;
+    out.ttlMs = hint.ttlMs;
+    out.cacheScope = hint.cacheScope;
+  }
+  const meta = isObj(rest._meta) ? rest._meta : undefined;
+  out._meta = { ...meta, [META.serverInfo]: input.serverInfo };
+  return { ok: true, result: out, resultType };
+}

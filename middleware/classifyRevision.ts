@@ -1,0 +1,51 @@
+/**
+ * `classifyRevision()`: decide each request's era (modern 2026-07-28 envelope, or legacy handshake) and refuse
+ * an unsound modern envelope. The rules and their precedence are in lib/classify.ts. Every refusal is 400 with
+ * the code the spec gives (-32602 missing/malformed envelope, -32020 header/body version disagreement,
+ * -32022 unsupported revision with `{supported, requested}`).
+ */
+import type { ClassifyOptions } from '../lib/classify.js';
+import { MODERN_VERSIONS, LEGACY_VERSIONS } from '../lib/revisions.js';
+import { classifyOnce, ensureParsed } from './context.js';
+import { badOption, sendInternalError, sendRefusal, stderrLogger } from './respond.js';
+import type { Logger, Middleware } from './types.js';
+
+export interface ClassifyRevisionOptions {
+  /** Modern revisions served. Default `['2026-07-28']`. */
+  modernVersions?: readonly string[];
+  /** Legacy revisions served. Default `['2025-11-25','2025-06-18','2025-03-26','2024-11-05']`. */
+  legacyVersions?: readonly string[];
+  logger?: Logger;
+}
+
+export function versionOptions(factory: string, o: ClassifyRevisionOptions): ClassifyOptions {
+  const check = (name: string, v: unknown, dflt: readonly string[]): readonly string[] => {
+    if (v === undefined) return dflt;
+    if (!Array.isArray(v) || v.some((x) => typeof x !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(x))) {
+      throw badOption(factory, name, v, 'an array of revision strings (YYYY-MM-DD)');
+    }
+    return v as readonly string[];
+  };
+  return {
+    modernVersions: check('modernVersions', o.modernVersions, MODERN_VERSIONS),
+    legacyVersions: check('legacyVersions', o.legacyVersions, LEGACY_VERSIONS),
+  };
+}
+
+export function classifyRevision(options: ClassifyRevisionOptions = {}): Middleware {
+  if (options === null || typeof options !== 'object') throw new TypeError('classifyRevision: options must be an object');
+  const versions = versionOptions('classifyRevision', options);
+  const logger = options.logger ?? stderrLogger;
+  return function mcpClassifyRevision(req, res, next) {
+    if (req.method !== 'POST') return next();
+    ensureParsed(req, res, 'classifyRevision').then(
+      (mcp) => {
+        if (!mcp) return;
+        const result = classifyOnce(req, mcp, versions);
+        if (!result.ok) return sendRefusal(req, res, result, 'classifyRevision');
+        next();
+      },
+      (err: unknown) => sendInternalError(req, res, err, 'classifyRevision', logger),
+    );
+  };
+}

@@ -1,0 +1,87 @@
+/**
+ * The contract between the dispatcher and the handler objects it calls. A handler object groups the methods of
+ * one namespace: `tools/list` → `handlers.tools.list(params, ctx)`, `resources/templates/list` →
+ * `handlers.resources.templatesList(params, ctx)` (see lib/fold.ts).
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Era, RequestId } from '../lib/errors.js';
+import type { JsonObject } from '../lib/jsonrpc.js';
+import type { LogLevel } from '../lib/meta.js';
+import type { CacheHint, Implementation } from '../lib/results.js';
+import type { Logger, Principal, RequestLocals } from './types.js';
+
+/** Cache hints for cacheable modern results (`ttlMs` ≥ 0, `cacheScope`). */
+export type { CacheHint, Implementation };
+
+/** Everything a handler knows about the call it serves. */
+export interface CallContext {
+  /** The JSON-RPC method, e.g. `tools/call`. */
+  method: string;
+  /** The request id. */
+  id: RequestId;
+  /** `modern` (2026-07-28 envelope) or `legacy` (initialize handshake). */
+  era: Era;
+  /** The revision the request speaks, when known. */
+  version: string | undefined;
+  /** The authenticated principal, if an auth middleware ran. */
+  principal: Principal | undefined;
+  /** `params._meta` of the request (caller-authored: never trust it for security). */
+  meta: JsonObject | undefined;
+  /** The client capabilities the request declared (modern: from `_meta`; legacy: `{}` unless known). */
+  clientCapabilities: JsonObject;
+  /** The shared request locals. */
+  locals: RequestLocals;
+  /** The underlying request (node:http). */
+  req: IncomingMessage;
+  /** Fires when the client goes away (connection or stream closed): stop work. */
+  signal: AbortSignal;
+  /** Record work done, in milliseconds, against the caller's budget (limits). */
+  charge(ms: number): void;
+  /** The server's logger (not the client's). */
+  logger: Logger;
+  /**
+   * Send a progress notification for this request, when the client asked for one (`_meta.progressToken`).
+   * Returns false when no progress was requested or the stream is gone.
+   */
+  progress?(progress: number, total?: number, message?: string): boolean;
+  /** Send a log notification for this request, filtered by the level the client asked for. */
+  log?(level: LogLevel, data: unknown, logger?: string): boolean;
+}
+
+/** A handler method. Return the result body; the dispatcher adds `resultType`, cache hints and `_meta`. */
+export type HandlerMethod = (params: JsonObject, ctx: CallContext) => unknown;
+
+/**
+ * A handler object: one namespace's methods (keys are the folded member names: `list`, `templatesList`, …).
+ *
+ * Which members the dispatcher may call, so that no JSON-RPC method name can reach anything else:
+ * - when the object has a {@link HANDLER_METHODS} property, exactly the members it lists (class instances,
+ *   whose methods live on the prototype, use this: a ToolRegistry lists `list` and `call`);
+ * - otherwise the object's **own** function-valued properties (object literals). Inherited members
+ *   (`constructor`, `toString`, `hasOwnProperty`, …) are never callable.
+ * Symbol-keyed members are never reachable from a method name: keep internals under symbols.
+ */
+export type HandlerObject = { [member: string]: HandlerMethod | unknown; [HANDLER_METHODS]?: readonly string[] };
+
+/** Where a handler object lists its callable members (see {@link HandlerObject}). */
+export const HANDLER_METHODS: unique symbol = Symbol.for('mcpware.handlerMethods');
+
+/**
+ * The `handlers` option of `dispatch()`: namespace → handler object (`tools`, `resources`, `prompts`,
+ * `completion`, `notifications`, `server`, or your own), and root methods (`initialize`, `ping`, or your own
+ * method without `/`) as functions.
+ */
+export type Handlers = Readonly<Record<string, HandlerObject | HandlerMethod>>;
+
+/** `ServerCapabilities` as the server declares them (initialize and server/discover return them as given). */
+export interface ServerCapabilities {
+  tools?: { listChanged?: boolean; [k: string]: unknown };
+  resources?: { subscribe?: boolean; listChanged?: boolean; [k: string]: unknown };
+  prompts?: { listChanged?: boolean; [k: string]: unknown };
+  completions?: Record<string, unknown>;
+  /** Deprecated in 2026-07-28; legacy `logging/setLevel` is answered only when declared. */
+  logging?: Record<string, unknown>;
+  experimental?: Record<string, unknown>;
+  extensions?: Record<string, unknown>;
+  [key: string]: unknown;
+}
