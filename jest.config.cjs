@@ -4,7 +4,7 @@ module.exports = {
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   transform: {
-    '^.+\\.[tj]s$': ['ts-jest', { tsconfig: 'tsconfig.test.json', isolatedModules: true }],
+    '^.+\\.[tj]s$': ['ts-jest', { tsconfig: 'tsconfig.test.json' }],
   },
   // jose 6 ships ESM only; let ts-jest turn it into CommonJS for jest's runtime.
   transformIgnorePatterns: ['/node_modules/(?!(jose)/)'],

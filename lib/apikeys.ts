@@ -22,7 +22,8 @@ export function hashKey(key: string): string {
   return HASH_PREFIX + keyDigest(key).toString('hex');
 }
 
-export type KeyHashResult = { ok: true; hex: string; digest: Buffer } | { ok: false; reason: 'malformed_hash' };
+export type KeyHashResult =
+  { ok: true; hex: string; digest: Buffer } | { ok: false; reason: 'malformed_hash' };
 
 const HEX64 = /^[0-9a-f]{64}$/i;
 
@@ -119,7 +120,8 @@ function nameList(v: unknown): string[] | undefined {
 }
 
 function expiryOf(v: Date | number | string): number | undefined {
-  const t = v instanceof Date ? v.getTime() : typeof v === 'number' ? v : typeof v === 'string' ? Date.parse(v) : NaN;
+  const t =
+    v instanceof Date ? v.getTime() : typeof v === 'number' ? v : typeof v === 'string' ? Date.parse(v) : NaN;
   return Number.isFinite(t) ? t : undefined;
 }
 
@@ -130,7 +132,8 @@ function expiryOf(v: Date | number | string): number | undefined {
  * misconfigured key.
  */
 export function normalizeKeys(list: unknown, opts: { allowNoGroups?: boolean } = {}): NormalizeKeysResult {
-  if (!Array.isArray(list)) return { ok: false, reason: 'not_a_list', index: -1, field: 'keys', message: 'must be an array' };
+  if (!Array.isArray(list))
+    return { ok: false, reason: 'not_a_list', index: -1, field: 'keys', message: 'must be an array' };
   const keys: NormalizedKey[] = [];
   const seen = new Map<string, number>();
   for (let i = 0; i < list.length; i++) {
@@ -146,7 +149,8 @@ export function normalizeKeys(list: unknown, opts: { allowNoGroups?: boolean } =
       return fail('not_an_object', '', 'must be an object { userId, hash, groups }');
     }
     const e = k as Record<string, unknown>;
-    if (!isName(e.userId)) return fail('invalid_user_id', 'userId', 'must be a non-empty string without control characters');
+    if (!isName(e.userId))
+      return fail('invalid_user_id', 'userId', 'must be a non-empty string without control characters');
     const h = parseKeyHash(e.hash);
     if (!h.ok) {
       return fail(
@@ -166,7 +170,11 @@ export function normalizeKeys(list: unknown, opts: { allowNoGroups?: boolean } =
       groups = g;
     }
     if (groups.length === 0 && !opts.allowNoGroups) {
-      return fail('missing_groups', 'groups', 'must name at least one group (or set allowKeysWithoutGroups: true)');
+      return fail(
+        'missing_groups',
+        'groups',
+        'must name at least one group (or set allowKeysWithoutGroups: true)',
+      );
     }
     let roles: string[] = [];
     if (e.roles !== undefined) {
@@ -177,7 +185,8 @@ export function normalizeKeys(list: unknown, opts: { allowNoGroups?: boolean } =
     const nk: NormalizedKey = { userId: e.userId, hex: h.hex, digest: h.digest, groups, roles };
     if (e.expiresAt !== undefined) {
       const t = expiryOf(e.expiresAt as Date | number | string);
-      if (t === undefined) return fail('invalid_expiry', 'expiresAt', 'must be a Date, epoch milliseconds or an ISO 8601 date');
+      if (t === undefined)
+        return fail('invalid_expiry', 'expiresAt', 'must be a Date, epoch milliseconds or an ISO 8601 date');
       nk.expiresAt = t;
     }
     keys.push(nk);
@@ -205,13 +214,24 @@ export function parseApiKeysEnv(value: string): ParseKeysEnvResult {
     const n = i + 1;
     const parts = entries[i]!.split(':');
     // `userId:sha256:<hex>[:groups]`: rejoin the prefix with its hash.
-    if (parts.length >= 3 && parts[1]!.toLowerCase() === 'sha256') parts.splice(1, 2, `${HASH_PREFIX}${parts[2]}`);
+    if (parts.length >= 3 && parts[1]!.toLowerCase() === 'sha256')
+      parts.splice(1, 2, `${HASH_PREFIX}${parts[2]}`);
     if (parts.length < 2 || parts.length > 3) {
-      return { ok: false, reason: 'malformed_entry', entry: n, message: `entry ${n} must be userId:sha256:<hex>[:group1|group2]` };
+      return {
+        ok: false,
+        reason: 'malformed_entry',
+        entry: n,
+        message: `entry ${n} must be userId:sha256:<hex>[:group1|group2]`,
+      };
     }
     const [userId, hash, groupText] = parts as [string, string, string | undefined];
     if (!ENV_NAME.test(userId)) {
-      return { ok: false, reason: 'malformed_entry', entry: n, message: `entry ${n} has an empty or invalid user id` };
+      return {
+        ok: false,
+        reason: 'malformed_entry',
+        entry: n,
+        message: `entry ${n} has an empty or invalid user id`,
+      };
     }
     if (!parseKeyHash(hash).ok) {
       return {
@@ -225,7 +245,12 @@ export function parseApiKeysEnv(value: string): ParseKeysEnvResult {
     if (groupText !== undefined) {
       const groups = groupText.split('|');
       if (!groups.every((g) => ENV_NAME.test(g))) {
-        return { ok: false, reason: 'malformed_entry', entry: n, message: `entry ${n} has an empty or invalid group` };
+        return {
+          ok: false,
+          reason: 'malformed_entry',
+          entry: n,
+          message: `entry ${n} has an empty or invalid group`,
+        };
       }
       key.groups = groups;
     }

@@ -77,7 +77,8 @@ export function classifyRevision(input: ClassifyInput, opts: ClassifyOptions = {
     return { ok: true, era: 'legacy', version: header || undefined };
   };
 
-  if (method === 'initialize' && bodyVersion === undefined) return { ok: true, era: 'legacy', version: undefined };
+  if (method === 'initialize' && bodyVersion === undefined)
+    return { ok: true, era: 'legacy', version: undefined };
 
   const metaSignal = meta !== undefined && MODERN_SIGNAL_KEYS.some((k) => hasOwn(meta, k));
   if (!metaSignal && !headerModern) return legacyResult();

@@ -116,7 +116,10 @@ export function toResourceContents(uri: string, body: ResourceBody): ResourceCon
   } else {
     const text = body.text ?? '';
     // A string with lone surrogates is not UTF-8; it travels as a blob of its (lossy) UTF-8 encoding.
-    out = textual && isWellFormedText(text) ? { uri, text } : { uri, blob: Buffer.from(text, 'utf8').toString('base64') };
+    out =
+      textual && isWellFormedText(text)
+        ? { uri, text }
+        : { uri, blob: Buffer.from(text, 'utf8').toString('base64') };
   }
   if (body.mimeType !== undefined) out.mimeType = body.mimeType;
   if (body._meta !== undefined) out._meta = body._meta;

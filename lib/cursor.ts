@@ -15,7 +15,8 @@
 export const MAX_CURSOR_LENGTH = 4096;
 
 /** Why a cursor was refused. Stable: tests and logs key on it. */
-export type CursorRefusalReason = 'cursor_too_long' | 'cursor_malformed' | 'cursor_wrong_list' | 'cursor_stale';
+export type CursorRefusalReason =
+  'cursor_too_long' | 'cursor_malformed' | 'cursor_wrong_list' | 'cursor_stale';
 
 export interface CursorRefusal {
   readonly ok: false;
@@ -32,7 +33,11 @@ export interface DecodedCursor {
   readonly key: string;
 }
 
-const refuse = (reason: CursorRefusalReason, message: string): CursorRefusal => ({ ok: false, reason, message });
+const refuse = (reason: CursorRefusalReason, message: string): CursorRefusal => ({
+  ok: false,
+  reason,
+  message,
+});
 
 const encoder = new TextEncoder();
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
@@ -67,7 +72,8 @@ export function decodeCursor(cursor: string, list?: string): DecodedCursor | Cur
   }
   const bytes = Buffer.from(cursor, 'base64url');
   // Node's decoder ignores stray trailing bits; re-encoding catches cursors that were edited by hand.
-  if (bytes.toString('base64url') !== cursor) return refuse('cursor_malformed', 'Invalid cursor: it is malformed');
+  if (bytes.toString('base64url') !== cursor)
+    return refuse('cursor_malformed', 'Invalid cursor: it is malformed');
   let value: unknown;
   try {
     value = JSON.parse(strictUtf8.decode(bytes));

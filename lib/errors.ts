@@ -144,7 +144,11 @@ export const REFUSALS: Readonly<Record<RefusalReason, RefusalSpec>> = {
     status: 400,
     message: 'JSON-RPC responses are not accepted by this server',
   },
-  method_not_allowed: { code: ErrorCode.InvalidRequest, status: 405, message: 'Method not allowed: use POST' },
+  method_not_allowed: {
+    code: ErrorCode.InvalidRequest,
+    status: 405,
+    message: 'Method not allowed: use POST',
+  },
   origin_not_allowed: { code: ErrorCode.Forbidden, status: 403, message: 'Origin not allowed' },
   host_not_allowed: { code: ErrorCode.Forbidden, status: 403, message: 'Host not allowed' },
   missing_envelope: {
@@ -152,7 +156,11 @@ export const REFUSALS: Readonly<Record<RefusalReason, RefusalSpec>> = {
     status: 400,
     message: 'Request is missing required _meta envelope fields',
   },
-  invalid_envelope: { code: ErrorCode.InvalidParams, status: 400, message: 'Request _meta envelope is malformed' },
+  invalid_envelope: {
+    code: ErrorCode.InvalidParams,
+    status: 400,
+    message: 'Request _meta envelope is malformed',
+  },
   protocol_version_mismatch: {
     code: ErrorCode.HeaderMismatch,
     status: 400,
@@ -176,7 +184,11 @@ export const REFUSALS: Readonly<Record<RefusalReason, RefusalSpec>> = {
     status: 400,
     message: 'A required client capability was not declared',
   },
-  method_not_found: { code: ErrorCode.MethodNotFound, status: { modern: 404, legacy: 200 }, message: 'Method not found' },
+  method_not_found: {
+    code: ErrorCode.MethodNotFound,
+    status: { modern: 404, legacy: 200 },
+    message: 'Method not found',
+  },
   invalid_params: { code: ErrorCode.InvalidParams, status: 200, message: 'Invalid params' },
   unauthorized: { code: ErrorCode.Unauthorized, status: 401, message: 'Unauthorized' },
   forbidden: { code: ErrorCode.Forbidden, status: 403, message: 'Forbidden' },
@@ -202,7 +214,14 @@ export function refusal(
 ): Refusal {
   const spec = REFUSALS[reason];
   const status = typeof spec.status === 'number' ? spec.status : spec.status[opts.era ?? 'modern'];
-  const out: { ok: false; reason: RefusalReason; code: number; status: number; message: string; data?: unknown } = {
+  const out: {
+    ok: false;
+    reason: RefusalReason;
+    code: number;
+    status: number;
+    message: string;
+    data?: unknown;
+  } = {
     ok: false,
     reason,
     code: spec.code,

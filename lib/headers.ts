@@ -46,11 +46,15 @@ function missing(header: string, why: string): Refusal {
  */
 export function checkStandardHeaders(input: HeaderCheckInput): Refusal | undefined {
   const { method, params, headers } = input;
-  if (headers.protocolVersion === undefined) return missing('MCP-Protocol-Version', 'required on every request');
+  if (headers.protocolVersion === undefined)
+    return missing('MCP-Protocol-Version', 'required on every request');
   const hm = headers.method;
   if (hm === undefined || hm === '') return missing('Mcp-Method', 'required on every request');
   if (invalidChars(hm)) {
-    return refusal('header_malformed', { message: 'Mcp-Method header contains invalid characters', data: { header: 'Mcp-Method' } });
+    return refusal('header_malformed', {
+      message: 'Mcp-Method header contains invalid characters',
+      data: { header: 'Mcp-Method' },
+    });
   }
   if (hm !== method) {
     return refusal('header_mismatch', {
@@ -63,7 +67,10 @@ export function checkStandardHeaders(input: HeaderCheckInput): Refusal | undefin
   const hn = headers.name;
   if (hn === undefined) return missing('Mcp-Name', `required for ${method}`);
   if (invalidChars(hn)) {
-    return refusal('header_malformed', { message: 'Mcp-Name header contains invalid characters', data: { header: 'Mcp-Name' } });
+    return refusal('header_malformed', {
+      message: 'Mcp-Name header contains invalid characters',
+      data: { header: 'Mcp-Name' },
+    });
   }
   const decoded = decodeHeaderValue(hn);
   const bodyRaw = params?.[member];

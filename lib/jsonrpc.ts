@@ -57,7 +57,10 @@ const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnPropert
 
 /** Case folding used for the envelope's duplicate check: ASCII/Unicode lower case plus the two Go folds. */
 function foldKey(k: string): string {
-  return k.toLowerCase().replace(/\u017f/g, 's').replace(/\u212a/g, 'k');
+  return k
+    .toLowerCase()
+    .replace(/\u017f/g, 's')
+    .replace(/\u212a/g, 'k');
 }
 
 /** True when the first character that is not JSON whitespace (after an optional BOM) is `[`. */
@@ -129,14 +132,17 @@ function scanText(text: string, maxDepth: number): ScanProblem | undefined {
       const top = stack[stack.length - 1];
       if (expectKey && top && top.obj) {
         const key = escaped ? (JSON.parse(text.slice(i, j + 1)) as string) : text.slice(start, j);
-        if (key === '__proto__') return { reason: 'forbidden_member', message: 'Member "__proto__" is not allowed' };
+        if (key === '__proto__')
+          return { reason: 'forbidden_member', message: 'Member "__proto__" is not allowed' };
         const keys = (top.keys ??= new Set());
-        if (keys.has(key)) return { reason: 'duplicate_member', message: `Member "${clip(key)}" is named twice` };
+        if (keys.has(key))
+          return { reason: 'duplicate_member', message: `Member "${clip(key)}" is named twice` };
         keys.add(key);
         if (top.role > 0) {
           const f = foldKey(key);
           const folded = (top.folded ??= new Set());
-          if (folded.has(f)) return { reason: 'duplicate_member', message: `Member "${clip(key)}" is named twice` };
+          if (folded.has(f))
+            return { reason: 'duplicate_member', message: `Member "${clip(key)}" is named twice` };
           folded.add(f);
         }
         top.lastKey = key;
@@ -157,7 +163,8 @@ function scanText(text: string, maxDepth: number): ScanProblem | undefined {
         }
       }
       stack.push({ obj: c === 0x7b, role });
-      if (stack.length > maxDepth) return { reason: 'too_deep', message: `Request nesting exceeds ${maxDepth} levels` };
+      if (stack.length > maxDepth)
+        return { reason: 'too_deep', message: `Request nesting exceeds ${maxDepth} levels` };
       expectKey = c === 0x7b;
       i++;
       continue;
@@ -236,13 +243,15 @@ function scanValue(root: object, maxDepth: number): ScanProblem | undefined {
     const [v, depth] = stack.pop()!;
     if (++guard > 1_000_000) return { reason: 'too_deep', message: 'Request is too large to inspect' };
     if (v === null || typeof v !== 'object') continue;
-    if (depth > maxDepth) return { reason: 'too_deep', message: `Request nesting exceeds ${maxDepth} levels` };
+    if (depth > maxDepth)
+      return { reason: 'too_deep', message: `Request nesting exceeds ${maxDepth} levels` };
     if (Array.isArray(v)) {
       for (const x of v) stack.push([x, depth + 1]);
       continue;
     }
     for (const k of Object.keys(v)) {
-      if (k === '__proto__') return { reason: 'forbidden_member', message: 'Member "__proto__" is not allowed' };
+      if (k === '__proto__')
+        return { reason: 'forbidden_member', message: 'Member "__proto__" is not allowed' };
       const child = (v as JsonObject)[k];
       if (k === 'constructor' && child !== null && typeof child === 'object') {
         return { reason: 'forbidden_member', message: 'Member "constructor" may not hold an object' };
@@ -277,8 +286,10 @@ export function classifyMessage(value: unknown): ParseResult {
   }
   if (hasOwn(m, 'method')) {
     const method = m.method;
-    if (typeof method !== 'string' || method.length === 0) return bad('Invalid Request: method must be a non-empty string');
-    if (hasOwn(m, 'result') || hasOwn(m, 'error')) return bad('Invalid Request: a request cannot carry result or error');
+    if (typeof method !== 'string' || method.length === 0)
+      return bad('Invalid Request: method must be a non-empty string');
+    if (hasOwn(m, 'result') || hasOwn(m, 'error'))
+      return bad('Invalid Request: a request cannot carry result or error');
     let params: JsonObject | undefined;
     if (hasOwn(m, 'params') && m.params !== null) {
       if (typeof m.params !== 'object' || Array.isArray(m.params)) {
@@ -287,7 +298,13 @@ export function classifyMessage(value: unknown): ParseResult {
       params = m.params as JsonObject;
     }
     if (readableId !== undefined) {
-      const out: { ok: true } & RequestMessage = { ok: true, kind: 'request', id: readableId, method, raw: m };
+      const out: { ok: true } & RequestMessage = {
+        ok: true,
+        kind: 'request',
+        id: readableId,
+        method,
+        raw: m,
+      };
       if (params) out.params = params;
       return out;
     }
@@ -304,7 +321,8 @@ export function classifyMessage(value: unknown): ParseResult {
   }
   if (hasError) {
     const e = m.error;
-    if (e === null || typeof e !== 'object' || Array.isArray(e)) return bad('Invalid Request: error must be an object');
+    if (e === null || typeof e !== 'object' || Array.isArray(e))
+      return bad('Invalid Request: error must be an object');
     const eo = e as JsonObject;
     if (typeof eo.code !== 'number' || !Number.isInteger(eo.code) || typeof eo.message !== 'string') {
       return bad('Invalid Request: error needs an integer code and a string message');

@@ -61,7 +61,9 @@ export function isReservedMetaKey(key: string): boolean {
  * A copy of `_meta` without MCP-reserved keys (tracing keys and `progressToken` are kept), or `undefined` when
  * nothing is left. Use it before forwarding caller `_meta` so a caller cannot forge server-set fields.
  */
-export function stripReservedMeta(meta: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+export function stripReservedMeta(
+  meta: Record<string, unknown> | undefined,
+): Record<string, unknown> | undefined {
   if (!meta) return undefined;
   let out: Record<string, unknown> | undefined;
   for (const k of Object.keys(meta)) {

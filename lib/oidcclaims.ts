@@ -6,9 +6,7 @@
 
 type Claims = Readonly<Record<string, unknown>>;
 
-export type PeekResult =
-  | { ok: true; header: Claims; payload: Claims }
-  | { ok: false; reason: 'not_a_jwt' };
+export type PeekResult = { ok: true; header: Claims; payload: Claims } | { ok: false; reason: 'not_a_jwt' };
 
 const B64URL = /^[A-Za-z0-9_-]*$/;
 
@@ -77,7 +75,9 @@ export function checkAudience(
   const aud = audList(payload.aud);
   if (opts.audience && opts.audience.length > 0) {
     const want = new Set(opts.audience.map(canonicalResource));
-    return aud.some((a) => want.has(canonicalResource(a))) ? { ok: true } : { ok: false, reason: 'wrong_audience' };
+    return aud.some((a) => want.has(canonicalResource(a)))
+      ? { ok: true }
+      : { ok: false, reason: 'wrong_audience' };
   }
   if (opts.clientId !== undefined) {
     if (aud.includes(opts.clientId) || payload.azp === opts.clientId) return { ok: true };
@@ -103,7 +103,8 @@ function readPath(payload: Claims, path: ClaimPath): unknown {
   return v;
 }
 
-export type NamesResult = { ok: true; values: string[] } | { ok: false; reason: 'invalid_claim'; claim: string };
+export type NamesResult =
+  { ok: true; values: string[] } | { ok: false; reason: 'invalid_claim'; claim: string };
 
 /**
  * Read a list of names from a claim: absent (or `null`) → none, a string → one, an array of strings → those.
@@ -173,7 +174,10 @@ export function identityOf(payload: Claims, mapping: ClaimMapping): IdentityResu
 }
 
 /** `requiredRoles` is any-of over roles ∪ groups. An empty requirement passes (it never "matches anything"). */
-export function hasAnyRole(identity: { roles: readonly string[]; groups: readonly string[] }, required: readonly string[]): boolean {
+export function hasAnyRole(
+  identity: { roles: readonly string[]; groups: readonly string[] },
+  required: readonly string[],
+): boolean {
   if (required.length === 0) return true;
   return required.some((r) => identity.roles.includes(r) || identity.groups.includes(r));
 }

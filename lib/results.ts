@@ -5,7 +5,32 @@
  * Pure: no I/O. The dispatcher (middleware/dispatch.ts) writes what these functions return.
  */
 import { type Era, ErrorCode } from './errors.js';
+import { foldMethod } from './fold.js';
 import { META } from './meta.js';
+
+/**
+ * The route of a method: its namespace (before the first `/`, or `""` for a root method) and its folded member
+ * (lib/fold.ts): `resources/templates/list` → [`resources`, `templatesList`], `ping` → [``, `ping`].
+ */
+export function routeOf(method: string): [namespace: string, member: string] {
+  const slash = method.indexOf('/');
+  if (slash < 0) return ['', method];
+  const ns = method.slice(0, slash);
+  return [ns, foldMethod(method).slice(ns.length + 1)];
+}
+
+/**
+ * A string naming a route unambiguously (`tools\0list`). The tables below are written with the methods' wire
+ * names and compared by route, the key the dispatcher routes on: a spelling that reaches the same handler
+ * (`resources/templatesList` for `resources/templates/list`) gets the same rules, and a root method named
+ * `tools.list` is not mistaken for `tools/list`.
+ */
+export function routeKey(method: string): string {
+  const [ns, member] = routeOf(method);
+  return `${ns}\u0000${member}`;
+}
+
+const routeSet = (methods: readonly string[]): ReadonlySet<string> => new Set(methods.map(routeKey));
 
 /** `ttlMs`/`cacheScope` of a cacheable result (MCP 2026-07-28 `CacheableResult`). */
 export interface CacheHint {
@@ -18,6 +43,15 @@ export interface CacheHint {
 /** What a result is when nothing else was configured: immediately stale, caller-private. */
 export const DEFAULT_CACHE_HINT: Readonly<CacheHint> = Object.freeze({ ttlMs: 0, cacheScope: 'private' });
 
+/**
+ * True when a method may be routed: no empty segment (`tools/call/`, `tools//call`, `/tools`). Folding drops
+ * slashes, so `tools/call/` would otherwise reach the `tools/call` handler while every check keyed on the wire
+ * name (`Mcp-Name`, `Mcp-Param-*`, tool filters in front of a gateway) looked the other way.
+ */
+export function isRoutableMethod(method: string): boolean {
+  return method.length > 0 && !method.startsWith('/') && !method.endsWith('/') && !method.includes('//');
+}
+
 /** The methods whose complete results carry `ttlMs` and `cacheScope` (`caching.mdx`, `DiscoverResult`). */
 export const CACHEABLE_METHODS: readonly string[] = Object.freeze([
   'server/discover',
@@ -27,14 +61,19 @@ export const CACHEABLE_METHODS: readonly string[] = Object.freeze([
   'resources/read',
   'prompts/list',
 ]);
-const CACHEABLE = new Set(CACHEABLE_METHODS);
+const CACHEABLE = routeSet(CACHEABLE_METHODS);
 
 export function isCacheable(method: string): boolean {
-  return CACHEABLE.has(method);
+  return CACHEABLE.has(routeKey(method));
 }
 
 /** The methods that may answer `resultType: "input_required"` (MRTR). */
-export const INPUT_REQUIRED_METHODS: readonly string[] = Object.freeze(['tools/call', 'prompts/get', 'resources/read']);
+export const INPUT_REQUIRED_METHODS: readonly string[] = Object.freeze([
+  'tools/call',
+  'prompts/get',
+  'resources/read',
+]);
+const INPUT_REQUIRED = routeSet(INPUT_REQUIRED_METHODS);
 
 /**
  * Methods the 2026-07-28 revision removed. A modern request for one of them is answered 404 / -32601 whatever
@@ -47,10 +86,10 @@ export const REMOVED_IN_MODERN: readonly string[] = Object.freeze([
   'resources/subscribe',
   'resources/unsubscribe',
 ]);
-const REMOVED = new Set(REMOVED_IN_MODERN);
+const REMOVED = routeSet(REMOVED_IN_MODERN);
 
 export function isRemovedInModern(method: string): boolean {
-  return REMOVED.has(method);
+  return REMOVED.has(routeKey(method));
 }
 
 /**
@@ -72,12 +111,17 @@ export const METHOD_CAPABILITY: Readonly<Record<string, string>> = Object.freeze
   'logging/setLevel': 'logging',
 });
 
+const CAPABILITY_BY_ROUTE: ReadonlyMap<string, string> = new Map(
+  Object.entries(METHOD_CAPABILITY).map(([m, c]) => [routeKey(m), c]),
+);
+
 /** The capability gating `method`, or `undefined` when none does. */
 export function requiredCapability(method: string): string | undefined {
-  return Object.prototype.hasOwnProperty.call(METHOD_CAPABILITY, method) ? METHOD_CAPABILITY[method] : undefined;
+  return CAPABILITY_BY_ROUTE.get(routeKey(method));
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isObj = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** True when `capabilities` declares `capability` (`tools`, or a flag path such as `resources.subscribe`). */
 export function hasCapability(capabilities: Readonly<Record<string, unknown>>, capability: string): boolean {
@@ -162,7 +206,10 @@ export type EncodeResult =
 
 function validHint(ttl: unknown, scope: unknown): boolean {
   return (
-    typeof ttl === 'number' && Number.isSafeInteger(ttl) && ttl >= 0 && (scope === 'public' || scope === 'private')
+    typeof ttl === 'number' &&
+    Number.isSafeInteger(ttl) &&
+    ttl >= 0 &&
+    (scope === 'public' || scope === 'private')
   );
 }
 
@@ -183,12 +230,16 @@ function validHint(ttl: unknown, scope: unknown): boolean {
 export function encodeResult(value: unknown, input: EncodeInput): EncodeResult {
   if (value === undefined) value = {};
   if (!isObj(value)) {
-    return { ok: false, reason: 'not_an_object', message: `${input.method}: the handler returned a non-object result` };
+    return {
+      ok: false,
+      reason: 'not_an_object',
+      message: `${input.method}: the handler returned a non-object result`,
+    };
   }
   const { resultType: rt, ttlMs, cacheScope, ...rest } = value;
   let resultType = 'complete';
   if (rt !== undefined && rt !== 'complete') {
-    if (rt === 'input_required' && input.era === 'modern' && INPUT_REQUIRED_METHODS.includes(input.method)) {
+    if (rt === 'input_required' && input.era === 'modern' && INPUT_REQUIRED.has(routeKey(input.method))) {
       resultType = rt;
     } else {
       return {

@@ -5,7 +5,12 @@
 /** The modern (per-request envelope, stateless) revisions this library speaks, newest first. */
 export const MODERN_VERSIONS: readonly string[] = Object.freeze(['2026-07-28']);
 /** The legacy (`initialize` handshake) revisions this library speaks, newest first. */
-export const LEGACY_VERSIONS: readonly string[] = Object.freeze(['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05']);
+export const LEGACY_VERSIONS: readonly string[] = Object.freeze([
+  '2025-11-25',
+  '2025-06-18',
+  '2025-03-26',
+  '2024-11-05',
+]);
 /** Every supported revision, newest first. */
 export const SUPPORTED_VERSIONS: readonly string[] = Object.freeze([...MODERN_VERSIONS, ...LEGACY_VERSIONS]);
 /** The newest modern revision. */

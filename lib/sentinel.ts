@@ -33,7 +33,8 @@ export function encodeHeaderValue(v: string): string {
   return SENTINEL_PREFIX + Buffer.from(v, 'utf8').toString('base64') + SENTINEL_SUFFIX;
 }
 
-export type DecodeResult = { ok: true; value: string; encoded: boolean } | { ok: false; reason: 'malformed_sentinel' };
+export type DecodeResult =
+  { ok: true; value: string; encoded: boolean } | { ok: false; reason: 'malformed_sentinel' };
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 

@@ -37,17 +37,20 @@ const BAD_LITERAL = /[\x00-\x20"'<>\\^`|]/;
  */
 export function parseTemplate(template: string): ParsedTemplate | TemplateError {
   if (template.length === 0) return invalid('URI template is empty');
-  if (template.length > MAX_TEMPLATE_LENGTH) return invalid(`URI template is longer than ${MAX_TEMPLATE_LENGTH} characters`);
+  if (template.length > MAX_TEMPLATE_LENGTH)
+    return invalid(`URI template is longer than ${MAX_TEMPLATE_LENGTH} characters`);
   const parts: TemplatePart[] = [];
   const variables: string[] = [];
   let i = 0;
   while (i < template.length) {
     const open = template.indexOf('{', i);
     const close = template.indexOf('}', i);
-    if (close >= 0 && (open < 0 || close < open)) return invalid('URI template has a "}" without a matching "{"');
+    if (close >= 0 && (open < 0 || close < open))
+      return invalid('URI template has a "}" without a matching "{"');
     const literal = template.slice(i, open < 0 ? template.length : open);
     if (literal.length > 0) {
-      if (BAD_LITERAL.test(literal)) return invalid('URI template contains a character not allowed in a literal');
+      if (BAD_LITERAL.test(literal))
+        return invalid('URI template contains a character not allowed in a literal');
       parts.push({ literal });
     }
     if (open < 0) break;
@@ -59,7 +62,8 @@ export function parseTemplate(template: string): ParsedTemplate | TemplateError 
     }
     if (variables.includes(name)) return invalid(`URI template uses the variable "${name}" twice`);
     const prev = parts[parts.length - 1];
-    if (prev !== undefined && 'variable' in prev) return invalid('URI template has two variables with no literal between them');
+    if (prev !== undefined && 'variable' in prev)
+      return invalid('URI template has two variables with no literal between them');
     parts.push({ variable: name });
     variables.push(name);
     i = end + 1;
@@ -117,7 +121,10 @@ export function expandTemplate(t: ParsedTemplate, values: Readonly<Record<string
     else {
       const v = Object.hasOwn(values, part.variable) ? values[part.variable]! : '';
       // encodeURIComponent leaves !'()* unencoded; RFC 6570 simple expansion encodes everything but unreserved.
-      out += encodeURIComponent(v).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+      out += encodeURIComponent(v).replace(
+        /[!'()*]/g,
+        (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase(),
+      );
     }
   }
   return out;

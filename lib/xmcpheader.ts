@@ -31,7 +31,7 @@ function isTchar(c: number): boolean {
     (c >= 0x30 && c <= 0x39) ||
     (c >= 0x41 && c <= 0x5a) ||
     (c >= 0x61 && c <= 0x7a) ||
-    '!#$%&\'*+-.^_`|~'.includes(String.fromCharCode(c))
+    "!#$%&'*+-.^_`|~".includes(String.fromCharCode(c))
   );
 }
 
@@ -41,7 +41,8 @@ export function isToken(v: string): boolean {
   return true;
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isObj = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * Validate every `x-mcp-header` annotation of an inputSchema and list them in path order.
@@ -55,9 +56,8 @@ export function paramHeaders(schema: unknown): ParamHeadersResult {
   const found: ParamHeader[] = [];
   const seen = new Map<string, string>();
   // Iterative walk over every object node; `path` is set only while the chain is pure `properties`.
-  const stack: Array<{ node: Record<string, unknown>; depth: number; path: string[] | null; where: string }> = [
-    { node: schema, depth: 0, path: [], where: '(root)' },
-  ];
+  const stack: Array<{ node: Record<string, unknown>; depth: number; path: string[] | null; where: string }> =
+    [{ node: schema, depth: 0, path: [], where: '(root)' }];
   while (stack.length > 0) {
     const { node, depth, path, where } = stack.pop()!;
     if (depth > MAX_SCHEMA_DEPTH) {
@@ -67,20 +67,30 @@ export function paramHeaders(schema: unknown): ParamHeadersResult {
       const v = node[X_MCP_HEADER];
       if (depth === 0) return { ok: false, error: 'x-mcp-header is not allowed on the schema root' };
       if (path === null) {
-        return { ok: false, error: `${where}: x-mcp-header is only allowed on properties reached through "properties"` };
+        return {
+          ok: false,
+          error: `${where}: x-mcp-header is only allowed on properties reached through "properties"`,
+        };
       }
       if (typeof v !== 'string') return { ok: false, error: `${where}: x-mcp-header must be a string` };
       if (v.length === 0) return { ok: false, error: `${where}: x-mcp-header must not be empty` };
-      if (!isToken(v)) return { ok: false, error: `${where}: x-mcp-header "${v}" is not a valid HTTP field-name token` };
+      if (!isToken(v))
+        return { ok: false, error: `${where}: x-mcp-header "${v}" is not a valid HTTP field-name token` };
       const lower = v.toLowerCase();
       const prior = seen.get(lower);
       if (prior !== undefined) {
-        return { ok: false, error: `${where}: x-mcp-header "${v}" collides case-insensitively with ${prior}` };
+        return {
+          ok: false,
+          error: `${where}: x-mcp-header "${v}" collides case-insensitively with ${prior}`,
+        };
       }
       seen.set(lower, where);
       const t = node.type;
       if (typeof t !== 'string') {
-        return { ok: false, error: `${where}: x-mcp-header requires a declared type (string, integer or boolean)` };
+        return {
+          ok: false,
+          error: `${where}: x-mcp-header requires a declared type (string, integer or boolean)`,
+        };
       }
       if (t !== 'string' && t !== 'integer' && t !== 'boolean') {
         return { ok: false, error: `${where}: x-mcp-header is not permitted on type "${t}"` };
@@ -113,7 +123,9 @@ export function paramHeaders(schema: unknown): ParamHeadersResult {
       }
     }
   }
-  found.sort((a, b) => (a.path.join('.') < b.path.join('.') ? -1 : a.path.join('.') > b.path.join('.') ? 1 : 0));
+  found.sort((a, b) =>
+    a.path.join('.') < b.path.join('.') ? -1 : a.path.join('.') > b.path.join('.') ? 1 : 0,
+  );
   return { ok: true, params: found };
 }
 
@@ -129,10 +141,12 @@ function valueAt(args: Record<string, unknown> | undefined, path: readonly strin
 
 const NUMERIC = /^[+-]?\d{1,400}(?:\.\d{1,400})?(?:[eE][+-]?\d{1,4})?$/;
 
-function hasControl(v: string): boolean {
+/** A header value may hold visible ASCII, space and tab; anything else (controls, obs-text) is invalid. */
+function hasInvalidChars(v: string): boolean {
   for (let i = 0; i < v.length; i++) {
     const c = v.charCodeAt(i);
-    if ((c < 0x20 && c !== 0x09) || c === 0x7f) return true;
+    if (c === 0x09 || (c >= 0x20 && c <= 0x7e)) continue;
+    return true;
   }
   return false;
 }
@@ -160,7 +174,7 @@ export function checkParamHeaders(
     const raw = headers[p.headerKey];
     const value = valueAt(args, p.path);
     const rawStr = Array.isArray(raw) ? raw.join(', ') : raw;
-    if (rawStr !== undefined && hasControl(rawStr)) {
+    if (rawStr !== undefined && hasInvalidChars(rawStr)) {
       return refusal('header_malformed', {
         message: `${headerName} header contains invalid characters`,
         data: { header: headerName },
@@ -186,7 +200,8 @@ export function checkParamHeaders(
         if (typeof value !== 'string' || hv !== value) return mismatch(headerName, hv, String(value));
         break;
       case 'boolean':
-        if (typeof value !== 'boolean' || hv !== String(value)) return mismatch(headerName, hv, String(value));
+        if (typeof value !== 'boolean' || hv !== String(value))
+          return mismatch(headerName, hv, String(value));
         break;
       case 'integer': {
         if (typeof value !== 'number' || !Number.isInteger(value) || Math.abs(value) > MAX_SAFE) {

@@ -22,9 +22,15 @@ export interface CheckHeadersOptions extends ClassifyRevisionOptions {
 }
 
 export function checkHeaders(options: CheckHeadersOptions = {}): Middleware {
-  if (options === null || typeof options !== 'object') throw new TypeError('checkHeaders: options must be an object');
+  if (options === null || typeof options !== 'object')
+    throw new TypeError('checkHeaders: options must be an object');
   if (options.paramHeaders !== undefined && typeof options.paramHeaders !== 'function') {
-    throw badOption('checkHeaders', 'paramHeaders', options.paramHeaders, 'a function (toolName) => ParamHeader[] | undefined');
+    throw badOption(
+      'checkHeaders',
+      'paramHeaders',
+      options.paramHeaders,
+      'a function (toolName) => ParamHeader[] | undefined',
+    );
   }
   const versions = versionOptions('checkHeaders', options);
   const lookup = options.paramHeaders;

@@ -33,7 +33,8 @@ export function versionOptions(factory: string, o: ClassifyRevisionOptions): Cla
 }
 
 export function classifyRevision(options: ClassifyRevisionOptions = {}): Middleware {
-  if (options === null || typeof options !== 'object') throw new TypeError('classifyRevision: options must be an object');
+  if (options === null || typeof options !== 'object')
+    throw new TypeError('classifyRevision: options must be an object');
   const versions = versionOptions('classifyRevision', options);
   const logger = options.logger ?? stderrLogger;
   return function mcpClassifyRevision(req, res, next) {

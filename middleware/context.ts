@@ -52,16 +52,23 @@ export function parseByteSize(v: number | string): number | undefined {
 export function resolveBodyOptions(factory: string, opts: BodyOptions): ResolvedBodyOptions {
   let limit = DEFAULT_BODY_LIMIT;
   if (opts.limit !== undefined) {
-    const n = typeof opts.limit === 'number' || typeof opts.limit === 'string' ? parseByteSize(opts.limit) : undefined;
+    const n =
+      typeof opts.limit === 'number' || typeof opts.limit === 'string'
+        ? parseByteSize(opts.limit)
+        : undefined;
     if (n === undefined) {
-      throw new TypeError(`${factory}: option "limit" must be a positive byte count or a size like "4mb", got ${JSON.stringify(opts.limit)}`);
+      throw new TypeError(
+        `${factory}: option "limit" must be a positive byte count or a size like "4mb", got ${JSON.stringify(opts.limit)}`,
+      );
     }
     limit = n;
   }
   let maxDepth = 64;
   if (opts.maxDepth !== undefined) {
     if (!Number.isSafeInteger(opts.maxDepth) || opts.maxDepth < 2) {
-      throw new TypeError(`${factory}: option "maxDepth" must be an integer of at least 2, got ${JSON.stringify(opts.maxDepth)}`);
+      throw new TypeError(
+        `${factory}: option "maxDepth" must be an integer of at least 2, got ${JSON.stringify(opts.maxDepth)}`,
+      );
     }
     maxDepth = opts.maxDepth;
   }
@@ -87,7 +94,10 @@ function preParsed(req: WithState): boolean {
 }
 
 /** Read the raw body under the limit. Shared: the first caller reads, the rest await the same promise. */
-export function readRawBody(req: IncomingMessage, opts: ResolvedBodyOptions = DEFAULTS): Promise<Buffer | Refusal> {
+export function readRawBody(
+  req: IncomingMessage,
+  opts: ResolvedBodyOptions = DEFAULTS,
+): Promise<Buffer | Refusal> {
   const st = stateOf(req);
   if (st.raw) return st.raw;
   st.raw = new Promise<Buffer | Refusal>((resolve) => {
@@ -138,7 +148,10 @@ export function readRawBody(req: IncomingMessage, opts: ResolvedBodyOptions = DE
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Is the body a batch? Works on the raw bytes, or on `req.body` when a body parser already ran. */
-export async function isBatch(req: IncomingMessage, opts: ResolvedBodyOptions = DEFAULTS): Promise<boolean | Refusal> {
+export async function isBatch(
+  req: IncomingMessage,
+  opts: ResolvedBodyOptions = DEFAULTS,
+): Promise<boolean | Refusal> {
   const r = req as WithState;
   const st = stateOf(req);
   if (st.parsed) {
@@ -165,7 +178,10 @@ export async function isBatch(req: IncomingMessage, opts: ResolvedBodyOptions = 
  * Order: Content-Type (415) → body limit (413) → UTF-8 and JSON (400 -32700) → batch (400 -32600) → JSON-RPC
  * shape, ids, duplicate members, depth (400 -32600).
  */
-export function parseRequest(req: IncomingMessage, opts: ResolvedBodyOptions = DEFAULTS): Promise<McpRequest | Refusal> {
+export function parseRequest(
+  req: IncomingMessage,
+  opts: ResolvedBodyOptions = DEFAULTS,
+): Promise<McpRequest | Refusal> {
   const st = stateOf(req);
   if (st.parsed) return st.parsed;
   st.parsed = (async (): Promise<McpRequest | Refusal> => {
@@ -183,7 +199,8 @@ export function parseRequest(req: IncomingMessage, opts: ResolvedBodyOptions = D
       else raw = await readRawBody(req, opts);
       if (!Buffer.isBuffer(raw)) return raw;
       bytes = raw.length;
-      if (raw.length > opts.limit) return refusal('body_too_large', { message: `Request body exceeds ${opts.limit} bytes` });
+      if (raw.length > opts.limit)
+        return refusal('body_too_large', { message: `Request body exceeds ${opts.limit} bytes` });
       let text: string;
       try {
         text = utf8.decode(raw);

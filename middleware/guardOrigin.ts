@@ -30,7 +30,8 @@ function normalizeList(factory: string, name: string, v: unknown): Set<string> |
 }
 
 export function guardOrigin(options: GuardOriginOptions = {}): Middleware {
-  if (options === null || typeof options !== 'object') throw new TypeError('guardOrigin: options must be an object');
+  if (options === null || typeof options !== 'object')
+    throw new TypeError('guardOrigin: options must be an object');
   const origins = normalizeList('guardOrigin', 'allowedOrigins', options.allowedOrigins) ?? new Set<string>();
   const hosts = normalizeList('guardOrigin', 'allowedHosts', options.allowedHosts);
   return function mcpGuardOrigin(req, res, next) {

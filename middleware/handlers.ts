@@ -17,8 +17,8 @@ export type { CacheHint, Implementation };
 export interface CallContext {
   /** The JSON-RPC method, e.g. `tools/call`. */
   method: string;
-  /** The request id. */
-  id: RequestId;
+  /** The request id; `undefined` only when a notification handler runs (`notifications/…`). */
+  id: RequestId | undefined;
   /** `modern` (2026-07-28 envelope) or `legacy` (initialize handshake). */
   era: Era;
   /** The revision the request speaks, when known. */
@@ -41,10 +41,16 @@ export interface CallContext {
   logger: Logger;
   /**
    * Send a progress notification for this request, when the client asked for one (`_meta.progressToken`).
-   * Returns false when no progress was requested or the stream is gone.
+   * `progress` must increase. The first notification turns the answer into a request-scoped SSE stream (when
+   * the client accepts `text/event-stream`). Returns false when nothing will be sent: no token, not increasing,
+   * SSE not accepted, already answered, or the client is gone. Set by `dispatch()` for requests.
    */
   progress?(progress: number, total?: number, message?: string): boolean;
-  /** Send a log notification for this request, filtered by the level the client asked for. */
+  /**
+   * Send a `notifications/message` log for this request: modern requests only, and only at or above the level
+   * the request named in `_meta["io.modelcontextprotocol/logLevel"]` (none named: nothing is sent). Returns
+   * false when nothing will be sent. Set by `dispatch()` for requests.
+   */
   log?(level: LogLevel, data: unknown, logger?: string): boolean;
 }
 
@@ -61,7 +67,8 @@ export type HandlerMethod = (params: JsonObject, ctx: CallContext) => unknown;
  *   (`constructor`, `toString`, `hasOwnProperty`, …) are never callable.
  * Symbol-keyed members are never reachable from a method name: keep internals under symbols.
  */
-export type HandlerObject = { [member: string]: HandlerMethod | unknown; [HANDLER_METHODS]?: readonly string[] };
+// `object`, not an index-signature type: class instances (a ToolRegistry) have no implicit index signature.
+export type HandlerObject = object;
 
 /** Where a handler object lists its callable members (see {@link HandlerObject}). */
 export const HANDLER_METHODS: unique symbol = Symbol.for('mcpware.handlerMethods');

@@ -13,13 +13,19 @@ export interface MethodGuardOptions {
 }
 
 export function methodGuard(options: MethodGuardOptions = {}): Middleware {
-  if (options === null || typeof options !== 'object') throw new TypeError('methodGuard: options must be an object');
+  if (options === null || typeof options !== 'object')
+    throw new TypeError('methodGuard: options must be an object');
   if (options.allowOptions !== undefined && typeof options.allowOptions !== 'boolean') {
-    throw new TypeError(`methodGuard: option "allowOptions" must be a boolean, got ${JSON.stringify(options.allowOptions)}`);
+    throw new TypeError(
+      `methodGuard: option "allowOptions" must be a boolean, got ${JSON.stringify(options.allowOptions)}`,
+    );
   }
   const allowOptions = options.allowOptions === true;
   return function mcpMethodGuard(req, res, next) {
     if (req.method === 'POST' || (allowOptions && req.method === 'OPTIONS')) return next();
-    sendRefusal(req, res, refusal('method_not_allowed'), 'methodGuard', { id: undefined, headers: { Allow: 'POST' } });
+    sendRefusal(req, res, refusal('method_not_allowed'), 'methodGuard', {
+      id: undefined,
+      headers: { Allow: 'POST' },
+    });
   };
 }

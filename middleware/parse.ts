@@ -18,7 +18,8 @@ export interface ParseOptions extends BodyOptions {
 }
 
 export function parse(options: ParseOptions = {}): Middleware {
-  if (options === null || typeof options !== 'object') throw new TypeError('parse: options must be an object');
+  if (options === null || typeof options !== 'object')
+    throw new TypeError('parse: options must be an object');
   const body = resolveBodyOptions('parse', options);
   const logger = options.logger ?? stderrLogger;
   return function mcpParse(req, res, next) {

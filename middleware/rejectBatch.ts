@@ -14,7 +14,8 @@ export interface RejectBatchOptions extends BodyOptions {
 }
 
 export function rejectBatch(options: RejectBatchOptions = {}): Middleware {
-  if (options === null || typeof options !== 'object') throw new TypeError('rejectBatch: options must be an object');
+  if (options === null || typeof options !== 'object')
+    throw new TypeError('rejectBatch: options must be an object');
   const body = resolveBodyOptions('rejectBatch', options);
   const logger = options.logger ?? stderrLogger;
   return function mcpRejectBatch(req, res, next) {

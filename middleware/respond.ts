@@ -70,7 +70,9 @@ export const stderrLogger: Logger = {
 
 function safeStringify(v: unknown): string {
   try {
-    return JSON.stringify(v, (_k, x: unknown) => (x instanceof Error ? { message: x.message, stack: x.stack } : x));
+    return JSON.stringify(v, (_k, x: unknown) =>
+      x instanceof Error ? { message: x.message, stack: x.stack } : x,
+    );
   } catch {
     return '[unserializable]';
   }
@@ -88,7 +90,9 @@ export function sendInternalError(
   logger: Logger,
 ): void {
   try {
-    logger.error(`${by}: unexpected error`, { error: err instanceof Error ? { message: err.message, stack: err.stack } : String(err) });
+    logger.error(`${by}: unexpected error`, {
+      error: err instanceof Error ? { message: err.message, stack: err.stack } : String(err),
+    });
   } catch {
     // A broken logger must not take the answer down with it.
   }
@@ -105,7 +109,12 @@ export function sendInternalError(
 export function badOption(factory: string, option: string, value: unknown, expected: string): TypeError {
   let shown: string;
   try {
-    shown = typeof value === 'string' ? JSON.stringify(value) : typeof value === 'function' ? 'a function' : String(JSON.stringify(value));
+    shown =
+      typeof value === 'string'
+        ? JSON.stringify(value)
+        : typeof value === 'function'
+          ? 'a function'
+          : String(JSON.stringify(value));
   } catch {
     shown = String(value);
   }

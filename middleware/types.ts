@@ -25,6 +25,8 @@ export interface RefusalRecord {
   status: number;
   /** Which middleware refused, e.g. `parse`, `apiKeyAuth`, `limits`. */
   by: string;
+  /** A finer, stable sub-reason when the refusing middleware has one (e.g. the limit: `rpm`, `cost_budget`). */
+  detail?: string;
 }
 
 /** How authentication ended for this request (metrics and audit read it). */
@@ -49,6 +51,17 @@ export interface ResponseRecord {
  */
 export type OutboundTransform = (value: unknown, info: { method: string; kind: 'result' | 'notification' }) => unknown;
 
+/** What `redact()` did to one request's outgoing values (audit and metrics report it). */
+export interface RedactionRecord {
+  mode: 'off' | 'warn' | 'mask';
+  /** Rule names that matched at least once, in rule order (`jwt`, `pem`, `email`, `token`, `card`, `phone`, `ip`). */
+  fired: string[];
+  /** Matches per rule. */
+  hits: Record<string, number>;
+  /** Strings cut (mask) or only partly scanned (warn) because they exceeded the redactor's `maxLength`. */
+  truncated: number;
+}
+
 /** Everything mcpware attaches to `req.locals`. Other keys are free for the application. */
 export interface RequestLocals {
   /** Authentication outcome, set by the auth middlewares. */
@@ -65,6 +78,8 @@ export interface RequestLocals {
   principal?: Principal;
   /** Set when a middleware refused the request. */
   refusal?: RefusalRecord;
+  /** Set by `redact()`: the mode, and which rules fired on this request's outgoing results and notifications. */
+  redaction?: RedactionRecord;
   [key: string]: unknown;
 }
 

@@ -123,11 +123,13 @@ describe('parseMessage: duplicates, prototypes, depth', () => {
   });
 
   test('nesting beyond the bound is refused cleanly, at the boundary accepted', () => {
-    const nest = (n: number) => '{"jsonrpc":"2.0","id":1,"method":"x","params":' + '{"a":'.repeat(n) + '1' + '}'.repeat(n) + '}';
+    const nest = (n: number) =>
+      '{"jsonrpc":"2.0","id":1,"method":"x","params":' + '{"a":'.repeat(n) + '1' + '}'.repeat(n) + '}';
     // envelope (1) + params (2) + n nested objects: depth 2 + n - 1... params itself is the first of the n.
     expect(ok(nest(63)).kind).toBe('request');
     expect(bad(nest(64)).reason).toBe('too_deep');
-    const huge = '{"jsonrpc":"2.0","id":1,"method":"x","params":' + '['.repeat(100000) + ']'.repeat(100000) + '}';
+    const huge =
+      '{"jsonrpc":"2.0","id":1,"method":"x","params":' + '['.repeat(100000) + ']'.repeat(100000) + '}';
     const r = bad(huge);
     expect(r.reason).toBe('too_deep');
     expect(parseMessage(nest(10), { maxDepth: 8 }).ok).toBe(false);
@@ -165,12 +167,15 @@ describe('parseMessage: properties', () => {
       fc.json(),
       fc.jsonValue().map((v) => JSON.stringify(v)),
       fc
-        .record({
-          jsonrpc: fc.constantFrom('2.0', '1.0', 2),
-          id: fc.oneof(fc.integer(), fc.string(), fc.constant(null), fc.double(), fc.boolean()),
-          method: fc.oneof(fc.string(), fc.constant('tools/call'), fc.integer()),
-          params: fc.oneof(fc.dictionary(fc.string(), fc.jsonValue()), fc.jsonValue()),
-        }, { requiredKeys: [] })
+        .record(
+          {
+            jsonrpc: fc.constantFrom('2.0', '1.0', 2),
+            id: fc.oneof(fc.integer(), fc.string(), fc.constant(null), fc.double(), fc.boolean()),
+            method: fc.oneof(fc.string(), fc.constant('tools/call'), fc.integer()),
+            params: fc.oneof(fc.dictionary(fc.string(), fc.jsonValue()), fc.jsonValue()),
+          },
+          { requiredKeys: [] },
+        )
         .map((o) => JSON.stringify(o)),
     );
     fc.assert(

@@ -18,15 +18,50 @@ describe('x-mcp-header schema validation', () => {
     ['none', obj({ query: { type: 'string' } }), []],
     ['empty schema', {}, []],
     ['not an object', null, []],
-    ['one string', obj({ region: { type: 'string', 'x-mcp-header': 'Region' }, query: { type: 'string' } }), [['region', 'Region', 'string']]],
-    ['integer and boolean', obj({ attempts: { type: 'integer', 'x-mcp-header': 'Attempts' }, dry_run: { type: 'boolean', 'x-mcp-header': 'Dry-Run' } }),
-      [['attempts', 'Attempts', 'integer'], ['dry_run', 'Dry-Run', 'boolean']]],
-    ['nested through properties', obj({ filter: { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' } } } }),
-      [['filter.region', 'Region', 'string']]],
-    ['sorted by path', obj({ region: { type: 'string', 'x-mcp-header': 'Region' }, priority: { type: 'string', 'x-mcp-header': 'Priority' } }),
-      [['priority', 'Priority', 'string'], ['region', 'Region', 'string']]],
-    ['every tchar', obj({ w: { type: 'string', 'x-mcp-header': "A!#$%&'*+-.^_`|~9z" } }), [['w', "A!#$%&'*+-.^_`|~9z", 'string']]],
-    ['non-schema property values are skipped', obj({ bogus: 'not a schema', region: { type: 'string', 'x-mcp-header': 'Region' } }), [['region', 'Region', 'string']]],
+    [
+      'one string',
+      obj({ region: { type: 'string', 'x-mcp-header': 'Region' }, query: { type: 'string' } }),
+      [['region', 'Region', 'string']],
+    ],
+    [
+      'integer and boolean',
+      obj({
+        attempts: { type: 'integer', 'x-mcp-header': 'Attempts' },
+        dry_run: { type: 'boolean', 'x-mcp-header': 'Dry-Run' },
+      }),
+      [
+        ['attempts', 'Attempts', 'integer'],
+        ['dry_run', 'Dry-Run', 'boolean'],
+      ],
+    ],
+    [
+      'nested through properties',
+      obj({
+        filter: { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' } } },
+      }),
+      [['filter.region', 'Region', 'string']],
+    ],
+    [
+      'sorted by path',
+      obj({
+        region: { type: 'string', 'x-mcp-header': 'Region' },
+        priority: { type: 'string', 'x-mcp-header': 'Priority' },
+      }),
+      [
+        ['priority', 'Priority', 'string'],
+        ['region', 'Region', 'string'],
+      ],
+    ],
+    [
+      'every tchar',
+      obj({ w: { type: 'string', 'x-mcp-header': "A!#$%&'*+-.^_`|~9z" } }),
+      [['w', "A!#$%&'*+-.^_`|~9z", 'string']],
+    ],
+    [
+      'non-schema property values are skipped',
+      obj({ bogus: 'not a schema', region: { type: 'string', 'x-mcp-header': 'Region' } }),
+      [['region', 'Region', 'string']],
+    ],
   ])('accepts %s', (_l, schema, expected) => {
     expect(names(schema)).toEqual(expected);
   });
@@ -34,7 +69,11 @@ describe('x-mcp-header schema validation', () => {
   test.each([
     ['empty', obj({ r: { type: 'string', 'x-mcp-header': '' } }), /must not be empty/],
     ['not a string', obj({ r: { type: 'string', 'x-mcp-header': 42 } }), /must be a string/],
-    ['space', obj({ r: { type: 'string', 'x-mcp-header': 'My Region' } }), /not a valid HTTP field-name token/],
+    [
+      'space',
+      obj({ r: { type: 'string', 'x-mcp-header': 'My Region' } }),
+      /not a valid HTTP field-name token/,
+    ],
     ['CRLF', obj({ r: { type: 'string', 'x-mcp-header': 'R\r\nX: y' } }), /token/],
     ['colon', obj({ r: { type: 'string', 'x-mcp-header': 'R:egion' } }), /token/],
     ['non-ASCII', obj({ r: { type: 'string', 'x-mcp-header': 'Régión' } }), /token/],
@@ -43,16 +82,73 @@ describe('x-mcp-header schema validation', () => {
     ['array type', obj({ r: { type: 'array', 'x-mcp-header': 'R' } }), /not permitted/],
     ['missing type', obj({ r: { 'x-mcp-header': 'R' } }), /declared type/],
     ['union type', obj({ r: { type: ['string', 'null'], 'x-mcp-header': 'R' } }), /declared type/],
-    ['duplicate', obj({ a: { type: 'string', 'x-mcp-header': 'Region' }, b: { type: 'string', 'x-mcp-header': 'Region' } }), /collides/],
-    ['duplicate ignoring case', obj({ a: { type: 'string', 'x-mcp-header': 'Region' }, b: { type: 'string', 'x-mcp-header': 'REGION' } }), /collides/],
-    ['duplicate across depth', obj({ region: { type: 'string', 'x-mcp-header': 'Region' }, filter: { type: 'object', properties: { r: { type: 'string', 'x-mcp-header': 'region' } } } }), /collides/],
-    ['under items', obj({ t: { type: 'array', items: { type: 'object', properties: { zone: { type: 'string', 'x-mcp-header': 'Zone' } } } } }), /only allowed on properties/],
-    ['under oneOf', obj({ t: { oneOf: [{ type: 'string' }, { type: 'object', properties: { zone: { type: 'string', 'x-mcp-header': 'Zone' } } }] } }), /only allowed/],
+    [
+      'duplicate',
+      obj({
+        a: { type: 'string', 'x-mcp-header': 'Region' },
+        b: { type: 'string', 'x-mcp-header': 'Region' },
+      }),
+      /collides/,
+    ],
+    [
+      'duplicate ignoring case',
+      obj({
+        a: { type: 'string', 'x-mcp-header': 'Region' },
+        b: { type: 'string', 'x-mcp-header': 'REGION' },
+      }),
+      /collides/,
+    ],
+    [
+      'duplicate across depth',
+      obj({
+        region: { type: 'string', 'x-mcp-header': 'Region' },
+        filter: { type: 'object', properties: { r: { type: 'string', 'x-mcp-header': 'region' } } },
+      }),
+      /collides/,
+    ],
+    [
+      'under items',
+      obj({
+        t: {
+          type: 'array',
+          items: { type: 'object', properties: { zone: { type: 'string', 'x-mcp-header': 'Zone' } } },
+        },
+      }),
+      /only allowed on properties/,
+    ],
+    [
+      'under oneOf',
+      obj({
+        t: {
+          oneOf: [
+            { type: 'string' },
+            { type: 'object', properties: { zone: { type: 'string', 'x-mcp-header': 'Zone' } } },
+          ],
+        },
+      }),
+      /only allowed/,
+    ],
     ['under anyOf', obj({ t: { anyOf: [{ type: 'string', 'x-mcp-header': 'Zone' }] } }), /only allowed/],
-    ['under allOf', { type: 'object', allOf: [obj({ z: { type: 'string', 'x-mcp-header': 'Zone' } })] }, /only allowed/],
-    ['under if/then', { type: 'object', if: {}, then: obj({ z: { type: 'string', 'x-mcp-header': 'Zone' } }) }, /only allowed/],
-    ['under $defs', { type: 'object', $defs: { x: obj({ z: { type: 'string', 'x-mcp-header': 'Zone' } }) } }, /only allowed/],
-    ['under additionalProperties', { type: 'object', additionalProperties: { type: 'string', 'x-mcp-header': 'Zone' } }, /only allowed/],
+    [
+      'under allOf',
+      { type: 'object', allOf: [obj({ z: { type: 'string', 'x-mcp-header': 'Zone' } })] },
+      /only allowed/,
+    ],
+    [
+      'under if/then',
+      { type: 'object', if: {}, then: obj({ z: { type: 'string', 'x-mcp-header': 'Zone' } }) },
+      /only allowed/,
+    ],
+    [
+      'under $defs',
+      { type: 'object', $defs: { x: obj({ z: { type: 'string', 'x-mcp-header': 'Zone' } }) } },
+      /only allowed/,
+    ],
+    [
+      'under additionalProperties',
+      { type: 'object', additionalProperties: { type: 'string', 'x-mcp-header': 'Zone' } },
+      /only allowed/,
+    ],
     ['on the root', { type: 'object', 'x-mcp-header': 'Bogus' }, /root/],
   ])('rejects %s', (_l, schema, pattern) => {
     expect(error(schema)).toMatch(pattern);
@@ -90,8 +186,19 @@ describe('Mcp-Param-* checks against arguments (spec.md §8.A item 19)', () => {
     ['absent value, no header', {}, {}, null],
     ['absent value, stray header ignored', {}, { 'mcp-param-region': 'x' }, null],
     ['sentinel accepted', { region: 'us-west1' }, { 'mcp-param-region': '=?base64?dXMtd2VzdDE=?=' }, null],
-    ['bad sentinel', { region: 'us-west1' }, { 'mcp-param-region': '=?base64?dXMtd2VzdDE?=' }, 'header_malformed'],
+    [
+      'bad sentinel',
+      { region: 'us-west1' },
+      { 'mcp-param-region': '=?base64?dXMtd2VzdDE?=' },
+      'header_malformed',
+    ],
     ['control characters', { region: 'us' }, { 'mcp-param-region': 'us\x01' }, 'header_malformed'],
+    [
+      'raw non-ASCII (obs-text) instead of the sentinel',
+      { region: 'zürich' },
+      { 'mcp-param-region': 'zÃ¼rich' },
+      'header_malformed',
+    ],
     ['integer numerically: 42.0 = 42', { count: 42 }, { 'mcp-param-count': '42.0' }, null],
     ['integer: 42', { count: 42 }, { 'mcp-param-count': '42' }, null],
     ['integer: -7', { count: -7 }, { 'mcp-param-count': '-7' }, null],
@@ -103,7 +210,12 @@ describe('Mcp-Param-* checks against arguments (spec.md §8.A item 19)', () => {
     ['nested value', { filter: { zone: 'a' } }, { 'mcp-param-zone': 'a' }, null],
     ['nested missing header', { filter: { zone: 'a' } }, {}, 'missing_header'],
     ['nested chain broken', { filter: 'x' }, {}, null],
-    ['non-ASCII via sentinel', { region: 'zürich' }, { 'mcp-param-region': encodeHeaderValue('zürich') }, null],
+    [
+      'non-ASCII via sentinel',
+      { region: 'zürich' },
+      { 'mcp-param-region': encodeHeaderValue('zürich') },
+      null,
+    ],
     ['string arg of wrong type', { region: 42 }, { 'mcp-param-region': '42' }, 'header_mismatch'],
   ];
   test.each(rows.map((r) => [r[0], r] as const))('%s', (_l, row) => {

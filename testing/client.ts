@@ -1,0 +1,425 @@
+/**
+ * `McpTestClient`: a small MCP client over supertest that builds correct requests of either era, with options
+ * to break exactly one thing on purpose.
+ *
+ * - Modern (2026-07-28): every request carries the `_meta` envelope (protocolVersion, clientCapabilities,
+ *   clientInfo) and the headers `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` (tools/call, prompts/get,
+ *   resources/read; Base64 sentinel when needed) and the `Mcp-Param-*` headers the tool's `x-mcp-header`
+ *   annotations ask for (schemas fetched once with tools/list, or given).
+ * - Legacy (2025-11-25): `initialize` + `notifications/initialized` before the first call (once), then plain
+ *   requests with `MCP-Protocol-Version`.
+ *
+ * Every method returns supertest's response (`status`, `headers`, `body`), whatever the status.
+ * Servers are bound to 127.0.0.1 (an app or a server that is not listening yet is started there).
+ */
+import http, {
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import type { AddressInfo } from 'node:net';
+import request from 'supertest';
+import type { RequestId } from '../lib/errors.js';
+import type { JsonObject } from '../lib/jsonrpc.js';
+import { META } from '../lib/meta.js';
+import { LATEST_LEGACY_VERSION, LATEST_MODERN_VERSION } from '../lib/revisions.js';
+import { encodeHeaderValue } from '../lib/sentinel.js';
+import { type ParamHeader, paramHeaderValues, paramHeaders } from '../lib/xmcpheader.js';
+
+export type Era = 'modern' | 'legacy';
+
+/**
+ * supertest's response. For a `text/event-stream` answer, `body` is the final JSON-RPC response of the stream
+ * and `events` the notifications sent before it, in order.
+ */
+export type McpResponse = request.Response & { events?: JsonObject[] };
+
+/**
+ * Parse an SSE body into its JSON messages (one per event; multi-line `data:` joined with newlines). Comment
+ * lines and other fields are ignored.
+ */
+export function parseSse(text: string): JsonObject[] {
+  const out: JsonObject[] = [];
+  for (const block of text.split(/\r\n\r\n|\n\n|\r\r/)) {
+    const data: string[] = [];
+    for (const line of block.split(/\r\n|\n|\r/)) {
+      if (line.startsWith('data:')) data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
+    }
+    if (data.length === 0) continue;
+    const v: unknown = JSON.parse(data.join('\n'));
+    if (isObj(v)) out.push(v);
+  }
+  return out;
+}
+
+export interface McpTestClientOptions {
+  /** The MCP endpoint path. Default `/mcp`. */
+  path?: string;
+  /** Which era to speak. Default `modern`. */
+  era?: Era;
+  /** The revision to speak. Default `2026-07-28` (modern) or `2025-11-25` (legacy). */
+  version?: string;
+  /** Headers sent on every request (e.g. `Authorization`). Applied after the protocol headers. */
+  headers?: Readonly<Record<string, string>>;
+  /** Client capabilities (modern `_meta`, legacy `initialize`). Default `{}`. */
+  clientCapabilities?: JsonObject;
+  /** Client info. Default `{name: "mcpware-test", version: "0"}`; `null` leaves it out. */
+  clientInfo?: { name: string; version: string; [k: string]: unknown } | null;
+  /** Legacy: send `initialize` before the first other request. Default true. */
+  autoInitialize?: boolean;
+  /** Modern: fetch tools/list once to learn the `Mcp-Param-*` headers of tools/call. Default true. */
+  autoParamHeaders?: boolean;
+}
+
+/** Per-call options, most of them to break one thing on purpose. */
+export interface RequestOptions {
+  /** The request id. Default: the next number (from 1). */
+  id?: RequestId;
+  /** Headers to add or replace (names case-insensitive), applied last. */
+  headers?: Readonly<Record<string, string>>;
+  /** Headers to leave out (names case-insensitive), e.g. `'Mcp-Name'`. */
+  omitHeader?: string | readonly string[];
+  /** The revision for both the header and `_meta` of this call. */
+  version?: string;
+  /** Only the `MCP-Protocol-Version` header (modern: `_meta` keeps the client's version). */
+  headerVersion?: string;
+  /** Only `_meta["io.modelcontextprotocol/protocolVersion"]`. */
+  metaVersion?: string;
+  /** Modern: `true` sends no `_meta` at all; a list leaves out those `_meta` keys. */
+  omitMeta?: boolean | readonly string[];
+  /** Extra `_meta` members (merged over the envelope). */
+  meta?: JsonObject;
+  /** `Mcp-Param-*` headers to send instead of the derived ones (`{}` sends none). */
+  paramHeaders?: Readonly<Record<string, string>>;
+  /** The tool's inputSchema to derive `Mcp-Param-*` from (instead of tools/list). */
+  inputSchema?: JsonObject;
+  /** Legacy: do not initialize first. */
+  skipInitialize?: boolean;
+}
+
+const DEFAULT_CLIENT_INFO = Object.freeze({ name: 'mcpware-test', version: '0' });
+
+/** Which params member each method mirrors into `Mcp-Name`. */
+const NAME_MEMBER: Readonly<Record<string, 'name' | 'uri'>> = {
+  'tools/call': 'name',
+  'prompts/get': 'name',
+  'resources/read': 'uri',
+};
+
+type Target = Server | RequestListener | string;
+
+export class McpTestClient {
+  readonly era: Era;
+  readonly version: string;
+  readonly path: string;
+  #target: Target;
+  #ownServer: Server | undefined;
+  #base: Promise<string> | undefined;
+  #nextId = 1;
+  #initialized = false;
+  #schemas: Map<string, readonly ParamHeader[]> | undefined;
+  readonly #opts: McpTestClientOptions;
+
+  /**
+   * `target`: an Express app or any request listener, an `http.Server` (started on 127.0.0.1 when not
+   * listening), or a base URL.
+   */
+  constructor(target: Target, options: McpTestClientOptions = {}) {
+    this.#target = target;
+    this.#opts = options;
+    this.era = options.era ?? 'modern';
+    this.version = options.version ?? (this.era === 'modern' ? LATEST_MODERN_VERSION : LATEST_LEGACY_VERSION);
+    this.path = options.path ?? '/mcp';
+  }
+
+  /** The base URL of the server (starting it on 127.0.0.1 when needed). */
+  url(): Promise<string> {
+    this.#base ??= this.#start();
+    return this.#base;
+  }
+
+  async #start(): Promise<string> {
+    const t = this.#target;
+    if (typeof t === 'string') return t.replace(/\/+$/, '');
+    let server: Server;
+    if (typeof t === 'function') {
+      server = http.createServer(t as (req: IncomingMessage, res: ServerResponse) => void);
+      this.#ownServer = server;
+    } else server = t;
+    if (!server.listening) {
+      if (!this.#ownServer) this.#ownServer = server;
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(0, '127.0.0.1', () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+    }
+    const addr = server.address() as AddressInfo;
+    const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+    return `http://${host}:${addr.port}`;
+  }
+
+  /** Stop the server if this client started it. */
+  async close(): Promise<void> {
+    const s = this.#ownServer;
+    this.#ownServer = undefined;
+    this.#base = undefined;
+    if (s && s.listening) {
+      s.closeAllConnections?.();
+      await new Promise<void>((resolve) => s.close(() => resolve()));
+    }
+  }
+
+  /** Forget the legacy handshake and cached tool schemas. */
+  reset(): void {
+    this.#initialized = false;
+    this.#schemas = undefined;
+  }
+
+  /** The modern `_meta` envelope this client sends. */
+  envelope(version = this.version): JsonObject {
+    const meta: JsonObject = {
+      [META.protocolVersion]: version,
+      [META.clientCapabilities]: this.#opts.clientCapabilities ?? {},
+    };
+    const info = this.#opts.clientInfo === undefined ? DEFAULT_CLIENT_INFO : this.#opts.clientInfo;
+    if (info !== null) meta[META.clientInfo] = info;
+    return meta;
+  }
+
+  /** Send a request (an id is assigned). */
+  async request(method: string, params: JsonObject = {}, opts: RequestOptions = {}): Promise<McpResponse> {
+    if (this.era === 'legacy' && method !== 'initialize' && !opts.skipInitialize)
+      await this.#ensureInitialized();
+    // Learn the tool schemas first, so ids stay in the order the requests are sent.
+    if (
+      this.era === 'modern' &&
+      method === 'tools/call' &&
+      !this.#schemas &&
+      !opts.paramHeaders &&
+      !opts.inputSchema &&
+      this.#opts.autoParamHeaders !== false
+    ) {
+      await this.#learnSchemas(opts);
+    }
+    const id = opts.id ?? this.#nextId++;
+    return this.#send(method, params, opts, id);
+  }
+
+  /** Send a notification (no id). */
+  async notify(method: string, params: JsonObject = {}, opts: RequestOptions = {}): Promise<McpResponse> {
+    return this.#send(method, params, opts, undefined);
+  }
+
+  /** Post a JSON-RPC response (as a client answering a server request would). */
+  async respond(
+    id: RequestId,
+    result: unknown,
+    opts: Pick<RequestOptions, 'headers' | 'omitHeader' | 'headerVersion'> = {},
+  ): Promise<McpResponse> {
+    const headers = this.#baseHeaders();
+    headers['MCP-Protocol-Version'] = opts.headerVersion ?? this.version;
+    return this.post(JSON.stringify({ jsonrpc: '2.0', id, result }), this.#finalHeaders(headers, opts));
+  }
+
+  /** Post a raw body with the given headers (nothing added but Content-Type when missing). */
+  async post(body: string, headers: Readonly<Record<string, string>> = {}): Promise<McpResponse> {
+    const base = await this.url();
+    const h: Record<string, string> = { ...headers };
+    if (!Object.keys(h).some((k) => k.toLowerCase() === 'content-type'))
+      h['Content-Type'] = 'application/json';
+    const res: McpResponse = await request(base).post(this.path).set(h).send(body);
+    if (String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+      const messages = parseSse(res.text);
+      const final = messages.findIndex((m) => 'result' in m || 'error' in m);
+      res.events = final < 0 ? messages : messages.slice(0, final);
+      res.body = final < 0 ? {} : messages[final];
+    }
+    return res;
+  }
+
+  /** Legacy handshake: `initialize` (no envelope, no version header). Marks the client initialized. */
+  async initialize(params: JsonObject = {}, opts: RequestOptions = {}): Promise<McpResponse> {
+    const p: JsonObject = {
+      protocolVersion: opts.version ?? (this.era === 'legacy' ? this.version : LATEST_LEGACY_VERSION),
+      capabilities: this.#opts.clientCapabilities ?? {},
+      ...params,
+    };
+    const info = this.#opts.clientInfo === undefined ? DEFAULT_CLIENT_INFO : this.#opts.clientInfo;
+    if (info !== null && p.clientInfo === undefined) p.clientInfo = info;
+    const headers = this.#baseHeaders();
+    const id = opts.id ?? this.#nextId++;
+    const res = await this.post(
+      JSON.stringify({ jsonrpc: '2.0', id, method: 'initialize', params: p }),
+      this.#finalHeaders(headers, opts),
+    );
+    if (res.status === 200 && res.body?.result) this.#initialized = true;
+    return res;
+  }
+
+  async #ensureInitialized(): Promise<void> {
+    if (this.#initialized || this.#opts.autoInitialize === false) return;
+    const res = await this.initialize();
+    if (res.status !== 200 || !res.body?.result) {
+      throw new Error(
+        `McpTestClient: initialize failed with HTTP ${res.status}: ${JSON.stringify(res.body)}`,
+      );
+    }
+    await this.#send('notifications/initialized', {}, {}, undefined);
+  }
+
+  #baseHeaders(): Record<string, string> {
+    return { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+  }
+
+  #finalHeaders(
+    headers: Record<string, string>,
+    opts: Pick<RequestOptions, 'headers' | 'omitHeader'>,
+  ): Record<string, string> {
+    const out: Record<string, string> = {};
+    const put = (k: string, v: string): void => {
+      for (const existing of Object.keys(out))
+        if (existing.toLowerCase() === k.toLowerCase()) delete out[existing];
+      out[k] = v;
+    };
+    for (const [k, v] of Object.entries(headers)) put(k, v);
+    for (const [k, v] of Object.entries(this.#opts.headers ?? {})) put(k, v);
+    for (const [k, v] of Object.entries(opts.headers ?? {})) put(k, v);
+    const omit =
+      opts.omitHeader === undefined
+        ? []
+        : typeof opts.omitHeader === 'string'
+          ? [opts.omitHeader]
+          : opts.omitHeader;
+    for (const o of omit)
+      for (const k of Object.keys(out)) if (k.toLowerCase() === o.toLowerCase()) delete out[k];
+    return out;
+  }
+
+  async #send(
+    method: string,
+    params: JsonObject,
+    opts: RequestOptions,
+    id: RequestId | undefined,
+  ): Promise<McpResponse> {
+    const headers = this.#baseHeaders();
+    let p: JsonObject = { ...params };
+    if (this.era === 'modern') {
+      const metaVersion = opts.metaVersion ?? opts.version ?? this.version;
+      if (opts.omitMeta !== true) {
+        const meta: JsonObject = {
+          ...this.envelope(metaVersion),
+          ...(isObj(params._meta) ? params._meta : {}),
+          ...opts.meta,
+        };
+        if (Array.isArray(opts.omitMeta)) for (const k of opts.omitMeta) delete meta[k];
+        p = { ...p, _meta: meta };
+      }
+      headers['MCP-Protocol-Version'] = opts.headerVersion ?? opts.version ?? this.version;
+      headers['Mcp-Method'] = method;
+      const member = NAME_MEMBER[method];
+      if (member !== undefined && typeof params[member] === 'string')
+        headers['Mcp-Name'] = encodeHeaderValue(params[member] as string);
+      if (method === 'tools/call' && typeof params.name === 'string') {
+        Object.assign(
+          headers,
+          await this.#paramHeaders(params.name, isObj(params.arguments) ? params.arguments : undefined, opts),
+        );
+      }
+    } else {
+      if (opts.meta) p = { ...p, _meta: { ...(isObj(params._meta) ? params._meta : {}), ...opts.meta } };
+      headers['MCP-Protocol-Version'] = opts.headerVersion ?? opts.version ?? this.version;
+    }
+    const msg: JsonObject = { jsonrpc: '2.0' };
+    if (id !== undefined) msg.id = id;
+    msg.method = method;
+    msg.params = p;
+    return this.post(JSON.stringify(msg), this.#finalHeaders(headers, opts));
+  }
+
+  async #paramHeaders(
+    name: string,
+    args: JsonObject | undefined,
+    opts: RequestOptions,
+  ): Promise<Record<string, string>> {
+    if (opts.paramHeaders) return { ...opts.paramHeaders };
+    let params: readonly ParamHeader[] | undefined;
+    if (opts.inputSchema) {
+      const r = paramHeaders(opts.inputSchema);
+      params = r.ok ? r.params : undefined;
+    } else if (this.#opts.autoParamHeaders !== false) {
+      if (!this.#schemas) await this.#learnSchemas(opts);
+      params = this.#schemas?.get(name);
+    }
+    return params ? paramHeaderValues(params, args, encodeHeaderValue) : {};
+  }
+
+  /** Walk tools/list (following cursors, at most 100 pages) and keep each tool's x-mcp-header annotations. */
+  async #learnSchemas(opts: RequestOptions): Promise<void> {
+    const map = new Map<string, readonly ParamHeader[]>();
+    let cursor: string | undefined;
+    for (let page = 0; page < 100; page++) {
+      const res = await this.#send(
+        'tools/list',
+        cursor === undefined ? {} : { cursor },
+        { headers: opts.headers },
+        this.#nextId++,
+      );
+      const result = res.body?.result;
+      if (res.status !== 200 || !isObj(result) || !Array.isArray(result.tools)) break;
+      for (const t of result.tools as unknown[]) {
+        if (!isObj(t) || typeof t.name !== 'string') continue;
+        const r = paramHeaders(t.inputSchema);
+        // Clients MUST drop tools with invalid annotations; here they simply get no Mcp-Param-* headers.
+        if (r.ok) map.set(t.name, r.params);
+      }
+      if (typeof result.nextCursor !== 'string') break;
+      cursor = result.nextCursor;
+    }
+    this.#schemas = map;
+  }
+
+  // Convenience methods ---------------------------------------------------------------------------------------
+
+  discover(opts?: RequestOptions): Promise<McpResponse> {
+    return this.request('server/discover', {}, opts);
+  }
+  ping(opts?: RequestOptions): Promise<McpResponse> {
+    return this.request('ping', {}, opts);
+  }
+  listTools(params: JsonObject = {}, opts?: RequestOptions): Promise<McpResponse> {
+    return this.request('tools/list', params, opts);
+  }
+  callTool(name: string, args: JsonObject = {}, opts?: RequestOptions): Promise<McpResponse> {
+    return this.request('tools/call', { name, arguments: args }, opts);
+  }
+  listResources(params: JsonObject = {}, opts?: RequestOptions): Promise<McpResponse> {
+    return this.request('resources/list', params, opts);
+  }
+  listResourceTemplates(params: JsonObject = {}, opts?: RequestOptions): Promise<McpResponse> {
+    return this.request('resources/templates/list', params, opts);
+  }
+  readResource(uri: string, opts?: RequestOptions): Promise<McpResponse> {
+    return this.request('resources/read', { uri }, opts);
+  }
+  listPrompts(params: JsonObject = {}, opts?: RequestOptions): Promise<McpResponse> {
+    return this.request('prompts/list', params, opts);
+  }
+  getPrompt(
+    name: string,
+    args: Readonly<Record<string, string>> = {},
+    opts?: RequestOptions,
+  ): Promise<McpResponse> {
+    return this.request('prompts/get', { name, arguments: { ...args } }, opts);
+  }
+  complete(params: JsonObject, opts?: RequestOptions): Promise<McpResponse> {
+    return this.request('completion/complete', params, opts);
+  }
+}
+
+function isObj(v: unknown): v is JsonObject {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
