@@ -1,0 +1,331 @@
+/**
+ * The mcpware demo server, as a function: every middleware wired in the recommended order, configured from
+ * the environment (see the README's "Demo server" section for the contract). `examples/server.ts` starts it;
+ * the tests build it in-process with their own environment.
+ */
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import path from 'node:path';
+import express from 'express';
+import { Redis } from 'ioredis';
+import { Registry } from 'prom-client';
+import winston from 'winston';
+import {
+  type Authenticator,
+  type CallContext,
+  type Middleware,
+  McpError,
+  ToolRegistry,
+  apiKeyAuth,
+  audit,
+  authenticate,
+  charge,
+  checkHeaders,
+  classifyRevision,
+  completion,
+  dispatch,
+  guardOrigin,
+  limitsOptionsFromEnv,
+  limits,
+  loadCatalogue,
+  methodGuard,
+  metrics,
+  metricsHandler,
+  oidcAuth,
+  ok,
+  parse,
+  parseApiKeysEnv,
+  prompts,
+  protectedResourceMetadata,
+  redact,
+  redisClientOptions,
+  rejectBatch,
+  resources,
+} from '../index.js';
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+export interface Demo {
+  app: express.Express;
+  host: string;
+  port: number;
+  /** `http://HOST:PORT/mcp` */
+  url: string;
+  /** Resolves when start-up work (OIDC discovery) is done; rejects loudly when it fails. */
+  ready: Promise<void>;
+  close(): Promise<void>;
+}
+
+const DEMO_KEY_HASH = createHash('sha256').update('demo-token').digest('hex');
+
+function int(env: Env, name: string, dflt: number): number {
+  const v = env[name];
+  if (v === undefined || v === '') return dflt;
+  if (!/^\d{1,9}$/.test(v))
+    throw new TypeError(`${name} must be a non-negative integer, got ${JSON.stringify(v)}`);
+  return Number(v);
+}
+
+function list(v: string | undefined): string[] {
+  return (v ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
+/** The demo's tools: see the README for what each shows. */
+export function demoTools(pageSize = 0): ToolRegistry {
+  const registry = new ToolRegistry(pageSize > 0 ? { pageSize } : {});
+  registry.register(
+    {
+      name: 'hello',
+      title: 'Say hello',
+      description: 'Greets someone by name.',
+      inputSchema: {
+        type: 'object',
+        properties: { who: { type: 'string', description: 'Who to greet' } },
+        required: ['who'],
+        additionalProperties: false,
+      },
+      outputSchema: {
+        type: 'object',
+        properties: { greeting: { type: 'string' } },
+        required: ['greeting'],
+      },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+      call: ({ who }) => ok({ greeting: `Hello, ${String(who)}!` }),
+    },
+    {
+      name: 'customer',
+      description: 'Looks up a customer record (holds personal data: watch the redaction).',
+      inputSchema: {
+        type: 'object',
+        properties: { id: { type: 'string' } },
+        required: ['id'],
+        additionalProperties: false,
+      },
+      annotations: { readOnlyHint: true },
+      call: ({ id }) =>
+        ok({
+          id: String(id),
+          name: 'Sam Carter',
+          email: 'sam.carter@acme.com',
+          phone: '+1 415 555 0132',
+          card: '4111 1111 1111 1111',
+          lastLoginIp: '203.0.113.42',
+        }),
+    },
+    {
+      name: 'slow',
+      description: 'Waits for the given number of milliseconds, charging the time to your budget.',
+      inputSchema: {
+        type: 'object',
+        properties: { ms: { type: 'integer', minimum: 0, maximum: 10000 } },
+        required: ['ms'],
+        additionalProperties: false,
+      },
+      call: async ({ ms }, ctx: CallContext) => {
+        const wanted = Number(ms);
+        const started = Date.now();
+        try {
+          await sleep(wanted, undefined, { signal: ctx.signal });
+        } catch {
+          // The client went away: stop early; nothing more is sent for this request.
+        }
+        const slept = Date.now() - started;
+        ctx.charge(slept);
+        return ok({ slept: ctx.signal.aborted ? slept : wanted });
+      },
+    },
+    {
+      name: 'admin_report',
+      description: 'Usage report for administrators.',
+      inputSchema: { type: 'object', additionalProperties: false },
+      // Visible (and callable) only for the admin group; for everyone else it does not exist.
+      describe: (ctx) => (ctx.principal?.groups.includes('admin') ? {} : undefined),
+      call: (_args, ctx) => ok({ report: 'all systems nominal', requestedBy: ctx.principal?.userId ?? null }),
+    },
+    {
+      name: 'region_status',
+      description: 'Status of a region; the region is mirrored into the Mcp-Param-Region header.',
+      inputSchema: {
+        type: 'object',
+        properties: {
+          region: { type: 'string', 'x-mcp-header': 'Region' },
+          verbose: { type: 'boolean' },
+        },
+        required: ['region'],
+        additionalProperties: false,
+      },
+      call: ({ region, verbose }) =>
+        ok(
+          verbose === true
+            ? { region, status: 'ok', checkedAt: new Date().toISOString() }
+            : { region, status: 'ok' },
+        ),
+    },
+    {
+      name: 'crash',
+      description: 'Fails with an unexpected error (the answer leaks neither message nor stack).',
+      inputSchema: { type: 'object', additionalProperties: false },
+      call: () => {
+        throw new Error('database password is hunter2 (this must never reach a client)');
+      },
+    },
+  );
+  return registry;
+}
+
+export async function createDemo(env: Env = process.env): Promise<Demo> {
+  const host = env.HOST || '127.0.0.1';
+  const port = int(env, 'PORT', 8075);
+  const baseUrl = (env.MCP_BASE_URL || `http://${host}:${port}`).replace(/\/+$/, '');
+  const resourceUrl = `${baseUrl}/mcp`;
+  const closers: Array<() => Promise<void> | void> = [];
+
+  // Logging: audit records as JSON lines to a file or stdout; operational logs to stderr.
+  const opsLogger = winston.createLogger({
+    level: 'warn',
+    format: winston.format.json(),
+    transports: [new winston.transports.Console({ stderrLevels: ['error', 'warn', 'info', 'debug'] })],
+  });
+  const auditTransport = env.MCP_AUDIT_LOG
+    ? new winston.transports.File({ filename: env.MCP_AUDIT_LOG })
+    : new winston.transports.Console();
+  const auditLogger = winston.createLogger({
+    level: 'info',
+    format: winston.format.json(),
+    transports: [auditTransport],
+  });
+  closers.push(
+    () =>
+      new Promise<void>((resolve) => {
+        auditLogger.on('finish', () => resolve());
+        auditLogger.end();
+        setTimeout(resolve, 500).unref();
+      }),
+  );
+  const logger = {
+    error: (m: string, meta?: Record<string, unknown>) => void opsLogger.error(m, meta),
+    warn: (m: string, meta?: Record<string, unknown>) => void opsLogger.warn(m, meta),
+  };
+
+  // Metrics on a registry of our own (never prom-client's global one).
+  const registry = new Registry();
+  const metricsMw = metrics({ registry });
+
+  // Authentication: API keys (always), and OIDC bearer tokens when OIDC_ISSUER is set.
+  const keysEnv = env.MCP_API_KEYS ?? `demo:sha256:${DEMO_KEY_HASH}:users`;
+  const parsedKeys = parseApiKeysEnv(keysEnv);
+  if (!parsedKeys.ok) throw new TypeError(`MCP_API_KEYS: ${parsedKeys.message}`);
+  const prm = protectedResourceMetadata({
+    resource: resourceUrl,
+    authorizationServers: env.OIDC_ISSUER ? [env.OIDC_ISSUER] : [],
+    resourceName: 'mcpware demo',
+  });
+  const members: Authenticator[] = [];
+  if (parsedKeys.keys.length > 0) members.push(apiKeyAuth({ keys: parsedKeys.keys, logger }));
+  let ready: Promise<void> = Promise.resolve();
+  if (env.OIDC_ISSUER) {
+    const roles = list(env.OIDC_REQUIRED_ROLES);
+    const oidc = oidcAuth({
+      issuer: env.OIDC_ISSUER,
+      ...(env.OIDC_AUDIENCE ? { audience: env.OIDC_AUDIENCE } : {}),
+      ...(env.OIDC_CLIENT_ID ? { clientId: env.OIDC_CLIENT_ID } : {}),
+      ...(roles.length > 0 ? { requiredRoles: roles } : {}),
+      ...(!env.OIDC_AUDIENCE && !env.OIDC_CLIENT_ID ? { audience: resourceUrl } : {}),
+      logger,
+    });
+    members.push(oidc);
+    ready = oidc.ready;
+  }
+  if (members.length === 0)
+    throw new TypeError(
+      'MCP_API_KEYS is empty and OIDC_ISSUER is not set: refusing to run without authentication',
+    );
+  const auth = authenticate(members, {
+    ...(env.OIDC_ISSUER ? { resourceMetadataUrl: prm.url } : {}),
+    logger,
+  });
+
+  // Limits, in memory or in Redis.
+  let redis: Redis | undefined;
+  if (env.REDIS_URL) {
+    redis = new Redis(env.REDIS_URL, { ...redisClientOptions, lazyConnect: false });
+    redis.on('error', () => {}); // outages are handled (and logged) by the limiter
+    closers.push(() => void redis!.disconnect());
+  }
+  const limiter = limits(
+    limitsOptionsFromEnv(env, { ...(redis ? { redis } : {}), hooks: metricsMw.limiterHooks(), logger }),
+  );
+
+  // Redaction on the way out.
+  const mode = (env.MCP_REDACT || 'mask') as 'off' | 'warn' | 'mask';
+  const redactor = redact({ mode });
+
+  // Tools, resources and prompts.
+  const pageSize = int(env, 'MCP_PAGE_SIZE', 0);
+  const tools = demoTools(pageSize);
+  const catalogue = await loadCatalogue(path.join(__dirname, 'docs'), { scheme: 'docs' });
+  const res = resources({ sources: [catalogue.resources], ...(pageSize > 0 ? { pageSize } : {}) });
+  const pr = prompts({ sources: [catalogue.prompts], ...(pageSize > 0 ? { pageSize } : {}) });
+
+  const origins = env.MCP_ALLOWED_ORIGINS === '*' ? '*' : list(env.MCP_ALLOWED_ORIGINS);
+  const hosts =
+    env.MCP_ALLOWED_HOSTS === '*'
+      ? '*'
+      : list(env.MCP_ALLOWED_HOSTS ?? `127.0.0.1:${port},localhost:${port}`);
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.get('/healthz', (_req, res) => {
+    res.statusCode = 200;
+    res.setHeader('Content-Type', 'application/json');
+    res.end('{"status":"ok"}');
+  });
+  app.get('/metrics', metricsHandler(registry));
+  app.use(prm as Middleware);
+
+  // The recommended order (README "Recommended order"): record first, refuse cheaply before reading the body,
+  // authenticate before any parsing, limit the authenticated caller, then parse, check and answer.
+  app.use(
+    '/mcp',
+    audit({ logger: auditLogger }),
+    metricsMw,
+    guardOrigin({ allowedOrigins: origins, allowedHosts: hosts }),
+    methodGuard(),
+    auth,
+    limiter,
+    rejectBatch(),
+    parse(),
+    classifyRevision(),
+    checkHeaders({ paramHeaders: tools.paramHeaders, logger }),
+    redactor,
+    dispatch({
+      handlers: {
+        tools,
+        resources: res,
+        prompts: pr,
+        completion: completion({ prompts: pr, resources: res }),
+      },
+      serverInfo: { name: 'mcpware-demo', version: '0.1.0' },
+      instructions:
+        'A demo of mcpware: tools hello, customer, slow, region_status; docs:// resources; prompts.',
+      logger,
+    }),
+  );
+
+  return {
+    app,
+    host,
+    port,
+    url: `http://${host}:${port}/mcp`,
+    ready,
+    async close() {
+      for (const c of closers.reverse()) await c();
+    },
+  };
+}
+
+// Used by the slow tool's README example; keeps `charge` referenced for readers looking for it.
+export { charge, McpError };
