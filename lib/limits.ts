@@ -9,7 +9,12 @@
 export type LimitReason = 'rpm' | 'user_concurrent' | 'global_concurrent' | 'cost_budget';
 
 /** Every {@link LimitReason}, in the order the middleware checks them. */
-export const LIMIT_REASONS: readonly LimitReason[] = ['cost_budget', 'user_concurrent', 'global_concurrent', 'rpm'];
+export const LIMIT_REASONS: readonly LimitReason[] = [
+  'cost_budget',
+  'user_concurrent',
+  'global_concurrent',
+  'rpm',
+];
 
 /** The two concurrency scopes: slots per user, and slots for everyone together. */
 export type InflightScope = 'user' | 'global';
@@ -67,11 +72,17 @@ export function isLimitValue(v: unknown): v is number {
  * The work a finished request costs, in whole milliseconds: what it charged when it charged anything (negative
  * totals count as 0), otherwise its wall-clock time. Whole numbers because a Redis counter only adds integers.
  */
-export function workMs(chargedMs: number | undefined, wallMs: number): { ms: number; source: 'charged' | 'wall_clock' } {
+export function workMs(
+  chargedMs: number | undefined,
+  wallMs: number,
+): { ms: number; source: 'charged' | 'wall_clock' } {
   if (chargedMs !== undefined && Number.isFinite(chargedMs)) {
     return { ms: Math.min(Math.round(Math.max(chargedMs, 0)), MAX_LIMIT_VALUE), source: 'charged' };
   }
-  return { ms: Math.min(Math.round(Math.max(Number.isFinite(wallMs) ? wallMs : 0, 0)), MAX_LIMIT_VALUE), source: 'wall_clock' };
+  return {
+    ms: Math.min(Math.round(Math.max(Number.isFinite(wallMs) ? wallMs : 0, 0)), MAX_LIMIT_VALUE),
+    source: 'wall_clock',
+  };
 }
 
 /**
