@@ -21,3 +21,5 @@ export * from './apikeys.js';
 export * from './bearer.js';
 export * from './oidcclaims.js';
 export * from './limits.js';
+export * from './redact.js';
+export * from './sanitize.js';

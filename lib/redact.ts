@@ -8,16 +8,16 @@
  * original text and only counts.
  *
  * Cost is linear in the input. No pattern has an unbounded or nested repetition that can backtrack: the
- * `jwt`, `pem`, `email` and IPv6 scanners are hand-written loops anchored on a literal (`eyJ`, `-----BEGIN `,
- * `@`, `:`), and the remaining regular expressions (`token`, `card`, `phone`, IPv4) have bounded repeats over
- * disjoint character classes. A cheap gate per rule (a substring or a digit count) skips the rule entirely
- * when it cannot match; gates never change results.
+ * `jwt`, `pem`, `email`, `card` and IPv6 scanners are hand-written loops anchored on a literal or a digit run
+ * (`eyJ`, `-----BEGIN `, `@`, digits, `:`), and the remaining regular expressions (`token`, `phone`, IPv4)
+ * have bounded repeats over disjoint character classes. A cheap gate per rule (a substring or a digit count)
+ * skips the rule entirely when it cannot match; gates never change results.
  *
  * Strings longer than `maxLength` are not scanned past it. In mask mode the string is cut: the engine scans a
- * window `GUARD` characters longer than the cap, drops the last `GUARD` characters of the masked window (where
- * a secret cut in half by the window could sit unrecognized), and appends {@link TRUNCATED_MARKER}. Nothing
- * beyond the cap is ever returned unscanned. In warn mode the string is returned unchanged and only the window
- * is counted.
+ * window {@link REDACT_GUARD} characters longer than the cap, drops the last `REDACT_GUARD` characters of the
+ * masked window (where a secret cut in half by the window could sit unrecognized), and appends
+ * {@link TRUNCATED_MARKER}. Nothing beyond the cap is ever returned unscanned. In warn mode the string is
+ * returned unchanged and only the window is counted.
  */
 
 /** Rule names in the order they run. */
@@ -29,9 +29,9 @@ export type RedactMode = 'off' | 'warn' | 'mask';
 export const REDACT_MODES: readonly RedactMode[] = Object.freeze(['off', 'warn', 'mask']);
 
 /** Default cap on the characters scanned per string (1 MiB of UTF-16 code units). */
-export const DEFAULT_MAX_LENGTH = 1024 * 1024;
+export const DEFAULT_REDACT_MAX_LENGTH = 1024 * 1024;
 /** Default nesting depth walked by {@link Redactor.value}. */
-export const DEFAULT_MAX_DEPTH = 64;
+export const DEFAULT_REDACT_MAX_DEPTH = 64;
 /** Appended to a string cut at `maxLength` (mask mode). */
 export const TRUNCATED_MARKER = '[truncated]';
 /** Replaces a subtree deeper than `maxDepth` (mask mode): it was not scanned, so it must not leave. */
@@ -41,10 +41,10 @@ export const TOO_DEEP_MARKER = '[masked:too_deep]';
  * (and masked) or falls entirely into the dropped part. Longer than any bounded secret shape we recognize
  * (an e-mail is at most 64 + 1 + 63 characters before its domain's dot).
  */
-export const GUARD = 256;
+export const REDACT_GUARD = 256;
 
 /** The marker that replaces a match of `rule`. */
-export function marker(rule: RuleName | string): string {
+export function maskMarker(rule: RuleName | string): string {
   return `[masked:${rule}]`;
 }
 
@@ -93,13 +93,21 @@ export interface Redactor {
 
 export type CompileResult =
   | { ok: true; redactor: Redactor }
-  | { ok: false; reason: 'unknown_mode' | 'unknown_rule' | 'bad_option'; option: string; value: unknown; message: string };
+  | {
+      ok: false;
+      reason: 'unknown_mode' | 'unknown_rule' | 'bad_option';
+      option: string;
+      value: unknown;
+      message: string;
+    };
 
+/** A fresh tally: pass it to several `text`/`value` calls to add their hits up. */
 export function newTally(): RedactTally {
   return { hits: { jwt: 0, pem: 0, email: 0, token: 0, card: 0, phone: 0, ip: 0 }, truncated: 0, tooDeep: 0 };
 }
 
-export function resultOf(t: RedactTally): RedactResult {
+/** The result view of a tally: hits of the rules that fired, their total, and their names in rule order. */
+export function redactResultOf(t: RedactTally): RedactResult {
   const hits: Partial<Record<RuleName, number>> = {};
   const fired: RuleName[] = [];
   let total = 0;
@@ -115,12 +123,14 @@ export function resultOf(t: RedactTally): RedactResult {
 }
 
 /**
- * Parse a mode as an operator writes it (an environment variable): trimmed, case-folded; `''`/`off`, `warn`,
- * `mask`/`redact`. Anything else → undefined.
+ * Parse a mode as an operator writes it (an environment variable): trimmed, case-folded; `off`, `warn`,
+ * `mask`/`redact`. Anything else → undefined, including the empty string: unlike mcpkit (where `""` means
+ * off), an empty variable must not silently switch masking off.
  */
 export function parseRedactMode(s: string): RedactMode | undefined {
+  if (typeof s !== 'string') return undefined;
   const v = s.trim().toLowerCase();
-  if (v === '' || v === 'off') return 'off';
+  if (v === 'off') return 'off';
   if (v === 'warn') return 'warn';
   if (v === 'mask' || v === 'redact') return 'mask';
   return undefined;
@@ -182,9 +192,9 @@ const jwtRule: Rule = {
           if (s.charCodeAt(p) === 46) {
             let g = p + 1;
             while (g < n && isB64url(s.charCodeAt(g))) g++;
-            if (g > p + 1) return { start: i, end: g, replacement: marker('jwt') };
+            if (g > p + 1) return { start: i, end: g, replacement: maskMarker('jwt') };
           }
-          if (s.startsWith('eyJ', h + 1)) return { start: i, end: p, replacement: marker('jwt') };
+          if (s.startsWith('eyJ', h + 1)) return { start: i, end: p, replacement: maskMarker('jwt') };
         }
       }
       // Any later `eyJ` inside the same base64url run ends at the same place and has a shorter header, so it
@@ -241,8 +251,12 @@ const pemRule: Rule = {
       const l = pemLabel(s, i + PEM_BEGIN.length);
       if (l > 0) {
         const k = pemEnd(s, i + PEM_BEGIN.length + l, state);
-        if (k < 0) return { start: i, end: s.length, replacement: marker('pem') };
-        return { start: i, end: k + PEM_END.length + pemLabel(s, k + PEM_END.length), replacement: marker('pem') };
+        if (k < 0) return { start: i, end: s.length, replacement: maskMarker('pem') };
+        return {
+          start: i,
+          end: k + PEM_END.length + pemLabel(s, k + PEM_END.length),
+          replacement: maskMarker('pem'),
+        };
       }
       i = s.indexOf(PEM_BEGIN, i + 1);
     }
@@ -280,7 +294,9 @@ const emailRule: Rule = {
           while (e < restStop && isDomainRest(s.charCodeAt(e))) e++;
           while (e > restAt && !isWord(s.charCodeAt(e - 1))) e--; // end on a word boundary, as `\b` would
           if (e - restAt >= 2) {
-            const replacement = opts.maskEmailDomain ? marker('email') : `${s[ls]}***@${s.slice(at + 1, e)}`;
+            const replacement = opts.maskEmailDomain
+              ? maskMarker('email')
+              : `${s[ls]}***@${s.slice(at + 1, e)}`;
             return { start: ls, end: e, replacement };
           }
         }
@@ -312,18 +328,22 @@ const tokenRule: Rule = {
     // The pattern caps the value at 256 characters to stay bounded; a longer value is still masked whole.
     let end = m.index + m[0].length;
     while (end < s.length && isTokenChar(s.charCodeAt(end))) end++;
-    return { start, end, replacement: marker('token') };
+    return { start, end, replacement: maskMarker('token') };
   },
 };
 
 // ---------------------------------------------------------------------------------------------------------------
-// card: 13–19 digits, optionally grouped by single spaces or dashes. Accepted when it passes Luhn, is not an
-// all-digit 10/13/16/19 run starting with 1 (epoch seconds/milliseconds/…), and, when grouped, every group has
-// 3–6 digits (real card layouts: 4-4-4-4, 4-6-5, 4-6-4, 4-4-4-4-3; a list of dates does not qualify). The
-// match keeps the trailing separator (as the reference vectors pin). When a candidate is refused, the search
-// resumes at its next group, so `1 4242 4242 4242 4242` still finds the card.
-
-const CARD_RE = /\b(?:\d[ -]?){13,19}\b/g;
+// card: 13–19 digits, either one unbroken run or groups joined by single spaces or dashes. Accepted when it
+// passes Luhn, is not an unbroken 10/13/16/19-digit run starting with 1 (epoch seconds, milliseconds, …), and,
+// when grouped, every group has 3–6 digits (real layouts: 4-4-4-4, 4-6-5, 4-6-4, 4-4-4-4-3; a list of dates or
+// a version does not qualify). The number must not be glued to a word (`\b` on both sides).
+//
+// Scanned by hand rather than with `\b(?:\d[ -]?){13,19}\b`: the regex's greedy candidate swallows a
+// neighbouring number (`4242 4242 4242 4242 1` fails Luhn as 17 digits and the card leaks), and refused
+// candidates on `1 1 1 …` cost a rescan each. Here each run of groups is read once and every window of
+// consecutive groups is tried, leftmost first, longest first; a window holds at most 6 groups (or 1).
+// A separator right after the card is swallowed when a letter follows it (`[masked:card]today`, as the
+// reference vectors pin).
 
 export function luhn(digits: string): boolean {
   let sum = 0;
@@ -340,33 +360,79 @@ export function luhn(digits: string): boolean {
   return sum % 10 === 0;
 }
 
-function cardAccept(m: string): boolean {
-  const core = m.replace(/[ -]$/, '');
-  const digits = core.replace(/[ -]/g, '');
-  if (digits.length < 13 || digits.length > 19) return false;
-  if (digits === core) {
-    if (digits.charCodeAt(0) === 49 && (digits.length === 10 || digits.length === 13 || digits.length === 16 || digits.length === 19)) {
-      return false;
+const isSep = (c: number): boolean => c === 32 || c === 45;
+
+/** The best card window in one run of groups (`starts[i]`..`ends[i]` are digit groups), or null. */
+function cardInRun(s: string, starts: number[], ends: number[]): { start: number; end: number } | null {
+  const g = starts.length;
+  for (let i = 0; i < g; i++) {
+    let best = -1;
+    let digits = 0;
+    for (let j = i; j < g && j < i + 6; j++) {
+      const len = ends[j]! - starts[j]!;
+      digits += len;
+      if (digits > 19) break;
+      const multi = j > i;
+      if (multi) {
+        const first = ends[i]! - starts[i]!;
+        if (len < 3 || len > 6 || first < 3 || first > 6) break;
+      }
+      if (digits < 13) continue;
+      const text = s.slice(starts[i], ends[j]).replace(/[ -]/g, '');
+      if (!multi && text.charCodeAt(0) === 49 && (len === 10 || len === 13 || len === 16 || len === 19))
+        continue;
+      if (luhn(text)) best = j;
     }
-  } else {
-    for (const g of core.split(/[ -]/)) if (g.length < 3 || g.length > 6) return false;
+    if (best >= 0) return { start: starts[i]!, end: ends[best]! };
   }
-  return luhn(digits);
+  return null;
 }
 
 const cardRule: Rule = {
   name: 'card',
   gate: (s) => countDigits(s, 13),
   next(s, from) {
-    CARD_RE.lastIndex = from;
-    for (;;) {
-      const m = CARD_RE.exec(s);
-      if (!m) return null;
-      if (cardAccept(m[0])) return { start: m.index, end: m.index + m[0].length, replacement: marker('card') };
-      const sep = m[0].search(/[ -]/);
-      // Resume after the first group when the candidate was grouped, else after the whole candidate.
-      CARD_RE.lastIndex = sep > 0 && sep < m[0].length - 1 ? m.index + sep + 1 : m.index + m[0].length;
+    const n = s.length;
+    let i = from;
+    while (i < n) {
+      if (!isDigit(s.charCodeAt(i))) {
+        i++;
+        continue;
+      }
+      // A run of digit groups joined by single separators, starting at i.
+      const starts: number[] = [];
+      const ends: number[] = [];
+      let total = 0;
+      let k = i;
+      for (;;) {
+        const gs = k;
+        while (k < n && isDigit(s.charCodeAt(k))) k++;
+        starts.push(gs);
+        ends.push(k);
+        total += k - gs;
+        if (k + 1 < n && isSep(s.charCodeAt(k)) && isDigit(s.charCodeAt(k + 1))) k++;
+        else break;
+      }
+      if (total >= 13) {
+        // `\b` on both sides: a word glued on the left rules out windows starting at the first group, one glued
+        // on the right rules out windows ending at the last.
+        const lo = i > 0 && isWord(s.charCodeAt(i - 1)) ? 1 : 0;
+        const hi = k < n && isWord(s.charCodeAt(k)) ? starts.length - 1 : starts.length;
+        const hit = hi > lo ? cardInRun(s, starts.slice(lo, hi), ends.slice(lo, hi)) : null;
+        if (hit) {
+          let end = hit.end;
+          if (
+            end + 1 < n &&
+            isSep(s.charCodeAt(end)) &&
+            (isAlpha(s.charCodeAt(end + 1)) || s.charCodeAt(end + 1) === 95)
+          )
+            end++;
+          return { start: hit.start, end, replacement: maskMarker('card') };
+        }
+      }
+      i = k;
     }
+    return null;
   },
 };
 
@@ -385,7 +451,8 @@ const phoneRule: Rule = {
       const m = PHONE_RE.exec(s);
       if (!m) return null;
       const d = m[0].replace(/\D/g, '').length;
-      if (d >= 9 && d <= 15) return { start: m.index, end: m.index + m[0].length, replacement: marker('phone') };
+      if (d >= 9 && d <= 15)
+        return { start: m.index, end: m.index + m[0].length, replacement: maskMarker('phone') };
     }
   },
 };
@@ -444,22 +511,31 @@ function nextIPv6(s: string, from: number): Hit | null {
   const n = s.length;
   let i = s.indexOf(':', from);
   while (i >= 0) {
-    // The maximal run of [0-9A-Fa-f:.] around this colon.
+    // The maximal run of [0-9A-Fa-f:.] around this colon; a maskable address has at least two colons and a digit.
     let a = i;
     while (a > from && isIp6Char(s.charCodeAt(a - 1))) a--;
     let b = i + 1;
-    while (b < n && isIp6Char(s.charCodeAt(b))) b++;
-    const before = a > 0 ? s.charCodeAt(a - 1) : 32;
-    const after = b < n ? s.charCodeAt(b) : 32;
-    if (!isWord(before) && !isWord(after) && !LETTER.test(String.fromCharCode(before))) {
-      let e = b;
-      while (e > a && s.charCodeAt(e - 1) === 46) e--; // a sentence's full stop
-      let cand = s.slice(a, e);
-      if (!isMaskableIPv6(cand) && cand.endsWith(':') && !cand.endsWith('::')) {
-        e--;
-        cand = s.slice(a, e);
+    let colons = 1;
+    let digit = false;
+    while (b < n && isIp6Char(s.charCodeAt(b))) {
+      const c = s.charCodeAt(b);
+      if (c === 58) colons++;
+      else if (isDigit(c)) digit = true;
+      b++;
+    }
+    if (colons >= 2 && (digit || /\d/.test(s.slice(a, i))) && b - a <= 46) {
+      const before = a > 0 ? s.charCodeAt(a - 1) : 32;
+      const after = b < n ? s.charCodeAt(b) : 32;
+      if (!isWord(before) && !isWord(after) && !LETTER.test(String.fromCharCode(before))) {
+        let e = b;
+        while (e > a && s.charCodeAt(e - 1) === 46) e--; // a sentence's full stop
+        let cand = s.slice(a, e);
+        if (!isMaskableIPv6(cand) && cand.endsWith(':') && !cand.endsWith('::')) {
+          e--;
+          cand = s.slice(a, e);
+        }
+        if (isMaskableIPv6(cand)) return { start: a, end: e, replacement: maskMarker('ip') };
       }
-      if (isMaskableIPv6(cand)) return { start: a, end: e, replacement: marker('ip') };
     }
     i = s.indexOf(':', b);
   }
@@ -479,7 +555,7 @@ function nextIPv4(s: string, from: number): Hit | null {
       if (prev === '.' || LETTER.test(prev)) continue;
     }
     if (s.charCodeAt(end) === 46 && isDigit(s.charCodeAt(end + 1))) continue;
-    return { start, end, replacement: marker('ip') };
+    return { start, end, replacement: maskMarker('ip') };
   }
 }
 
@@ -533,12 +609,24 @@ function runRule(rule: Rule, s: string, mask: boolean, opts: EngineOptions, tall
 export function compileRedactor(options: RedactOptions = {}): CompileResult {
   const mode = options.mode ?? 'mask';
   if (!REDACT_MODES.includes(mode)) {
-    return { ok: false, reason: 'unknown_mode', option: 'mode', value: mode, message: `unknown mode ${JSON.stringify(mode)}, want one of off, warn, mask` };
+    return {
+      ok: false,
+      reason: 'unknown_mode',
+      option: 'mode',
+      value: mode,
+      message: `unknown mode ${JSON.stringify(mode)}, want one of off, warn, mask`,
+    };
   }
   let rules: RuleName[] = [...RULE_NAMES];
   if (options.rules !== undefined) {
     if (!Array.isArray(options.rules)) {
-      return { ok: false, reason: 'bad_option', option: 'rules', value: options.rules, message: 'rules must be an array of rule names' };
+      return {
+        ok: false,
+        reason: 'bad_option',
+        option: 'rules',
+        value: options.rules,
+        message: 'rules must be an array of rule names',
+      };
     }
     const want = new Set<RuleName>();
     for (const r of options.rules as unknown[]) {
@@ -558,15 +646,33 @@ export function compileRedactor(options: RedactOptions = {}): CompileResult {
   }
   const maskEmailDomain = options.maskEmailDomain ?? false;
   if (typeof maskEmailDomain !== 'boolean') {
-    return { ok: false, reason: 'bad_option', option: 'maskEmailDomain', value: maskEmailDomain, message: 'maskEmailDomain must be a boolean' };
+    return {
+      ok: false,
+      reason: 'bad_option',
+      option: 'maskEmailDomain',
+      value: maskEmailDomain,
+      message: 'maskEmailDomain must be a boolean',
+    };
   }
-  const maxLength = options.maxLength ?? DEFAULT_MAX_LENGTH;
+  const maxLength = options.maxLength ?? DEFAULT_REDACT_MAX_LENGTH;
   if (!Number.isSafeInteger(maxLength) || maxLength < 1) {
-    return { ok: false, reason: 'bad_option', option: 'maxLength', value: maxLength, message: 'maxLength must be a positive integer' };
+    return {
+      ok: false,
+      reason: 'bad_option',
+      option: 'maxLength',
+      value: maxLength,
+      message: 'maxLength must be a positive integer',
+    };
   }
-  const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+  const maxDepth = options.maxDepth ?? DEFAULT_REDACT_MAX_DEPTH;
   if (!Number.isSafeInteger(maxDepth) || maxDepth < 1) {
-    return { ok: false, reason: 'bad_option', option: 'maxDepth', value: maxDepth, message: 'maxDepth must be a positive integer' };
+    return {
+      ok: false,
+      reason: 'bad_option',
+      option: 'maxDepth',
+      value: maxDepth,
+      message: 'maxDepth must be a positive integer',
+    };
   }
   return { ok: true, redactor: makeRedactor(mode, rules, { maskEmailDomain }, maxLength, maxDepth) };
 }
@@ -597,7 +703,7 @@ function makeRedactor(
     if (cut) {
       tally.truncated++;
       // Never split a surrogate pair at the window's edge.
-      let w = Math.min(s.length, maxLength + GUARD);
+      let w = Math.min(s.length, maxLength + REDACT_GUARD);
       if (w < s.length && isHighSurrogate(s.charCodeAt(w - 1))) w--;
       window = s.slice(0, w);
     }
@@ -607,11 +713,11 @@ function makeRedactor(
     } catch {
       // The rules are total functions; this is a last line of defence so a bug can never leak or crash.
       // Fail closed: nothing of an unscannable string leaves in mask mode.
-      return mask ? marker('error') : s;
+      return mask ? maskMarker('error') : s;
     }
     if (!mask) return s;
     if (!cut) return out;
-    let keep = Math.max(0, out.length - GUARD);
+    let keep = Math.max(0, out.length - REDACT_GUARD);
     if (keep > 0 && isHighSurrogate(out.charCodeAt(keep - 1))) keep--;
     return out.slice(0, keep) + TRUNCATED_MARKER;
   };
@@ -662,7 +768,7 @@ function makeRedactor(
     text(s, tally) {
       const t = tally ?? newTally();
       const text = typeof s === 'string' ? scan(s, t) : s;
-      return { text, result: resultOf(t) };
+      return { text, result: redactResultOf(t) };
     },
     value<T>(v: T, tally?: RedactTally) {
       const t = tally ?? newTally();
@@ -670,9 +776,9 @@ function makeRedactor(
       try {
         out = mode === 'off' ? v : walk(v, 0, t);
       } catch {
-        out = mask ? marker('error') : v;
+        out = mask ? maskMarker('error') : v;
       }
-      return { value: out as T, result: resultOf(t) };
+      return { value: out as T, result: redactResultOf(t) };
     },
   };
 }
@@ -685,13 +791,13 @@ const isHighSurrogate = (c: number): boolean => c >= 0xd800 && c <= 0xdbff;
  */
 export function redactText(s: string, options: RedactOptions = {}): { text: string; result: RedactResult } {
   const c = compileRedactor(options);
-  if (!c.ok) return { text: s, result: resultOf(newTally()) };
+  if (!c.ok) return { text: s, result: redactResultOf(newTally()) };
   return c.redactor.text(s);
 }
 
 /** Walk a value with the given options (see {@link Redactor.value}); bad options return it unchanged. */
 export function redactValue<T>(v: T, options: RedactOptions = {}): { value: T; result: RedactResult } {
   const c = compileRedactor(options);
-  if (!c.ok) return { value: v, result: resultOf(newTally()) };
+  if (!c.ok) return { value: v, result: redactResultOf(newTally()) };
   return c.redactor.value(v);
 }

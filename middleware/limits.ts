@@ -814,6 +814,7 @@ export function limits(options: Readonly<LimitsOptions> = {}): LimitsMiddleware 
     sendRefusal(req, res, refusal('rate_limited', { message: LIMIT_MESSAGES[reason], data }), NAME, {
       id,
       headers: { 'Retry-After': String(secs) },
+      detail: reason,
     });
   };
 
@@ -882,7 +883,7 @@ export function limits(options: Readonly<LimitsOptions> = {}): LimitsMiddleware 
             data: { retryAfterSeconds: 1 },
           }),
           NAME,
-          { id, headers: { 'Retry-After': '1' } },
+          { id, headers: { 'Retry-After': '1' }, detail: 'store_unavailable' },
         );
         return;
       }

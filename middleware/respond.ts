@@ -43,17 +43,19 @@ export function sendError(
 
 /**
  * Refuse a request: record the refusal on `req.locals.refusal` (audit and metrics read it) and write the
- * JSON-RPC error with the refusal's HTTP status. `id` defaults to the parsed request's id.
+ * JSON-RPC error with the refusal's HTTP status. `id` defaults to the parsed request's id; `detail` is a finer,
+ * stable sub-reason for audit and metrics (e.g. which limit).
  */
 export function sendRefusal(
   req: IncomingMessage,
   res: ServerResponse,
   r: Refusal,
   by: string,
-  opts: { id?: unknown; headers?: Readonly<Record<string, string>> } = {},
+  opts: { id?: unknown; headers?: Readonly<Record<string, string>>; detail?: string } = {},
 ): void {
   const locals = localsOf(req);
   locals.refusal = { reason: r.reason, code: r.code, status: r.status, by };
+  if (opts.detail !== undefined) locals.refusal.detail = opts.detail;
   const id = 'id' in opts ? opts.id : locals.mcp?.id;
   sendError(res, r.status, id, { code: r.code, message: r.message, data: r.data }, opts.headers);
 }

@@ -1,0 +1,273 @@
+/**
+ * Making caller-authored strings safe to write into a log (CWE-117, CWE-150). Pure: no I/O.
+ *
+ * {@link sanitizeText} removes what could forge a line or drive a terminal, and collapses whitespace:
+ * - ANSI/VT escape sequences: CSI (`ESC [` … final byte), OSC/DCS/SOS/PM/APC strings (`ESC ]` … BEL or ST,
+ *   which covers OSC 52 clipboard writes and window titles), nF and two-character escapes; the 8-bit forms
+ *   (U+009B CSI, U+009D OSC, U+0090 DCS, U+0098, U+009E, U+009F) alike. A sequence that does not end within a
+ *   bounded length loses only its introducer, so a lone ESC cannot swallow the rest of the record.
+ * - line breaks (CR, LF, VT, FF, U+0085 NEL, U+2028, U+2029) and tabs become spaces;
+ * - every other C0/C1 control and DEL is dropped, and so are bidirectional overrides and marks (U+202A–U+202E,
+ *   U+2066–U+2069, U+200E, U+200F, U+061C: "Trojan Source" reordering);
+ * - a lone surrogate becomes U+FFFD (it would not survive UTF-8 encoding intact);
+ * - whitespace runs (any Unicode space) collapse to one space, and both ends are trimmed;
+ * - the result is cut at a number of characters (code points), never inside a surrogate pair.
+ *
+ * JSON log formats escape C0 controls already, but not U+009B, U+2028/2029 or bidi controls, and text formats
+ * escape nothing; this makes every format safe.
+ *
+ * {@link cleanText} is the audit pipeline for one field: bound the work, sanitize, mask with a redactor, and
+ * only then cut to the cap, so a cut can never leave half an address or half a token in the log.
+ */
+import { REDACT_GUARD, type RedactTally, type Redactor } from './redact.js';
+
+/** Longest CSI or nF sequence removed as a unit (parameters and intermediates included). */
+export const MAX_ESCAPE_LEN = 32;
+/** Longest OSC/DCS/SOS/PM/APC string removed as a unit (OSC 52 payloads can be long). */
+export const MAX_STRING_ESCAPE_LEN = 512;
+
+const ESC = 0x1b;
+const BEL = 0x07;
+const ST8 = 0x9c;
+
+/** Introducers (after ESC, or as an 8-bit C1 control) of strings that end with BEL or ST. */
+function isStringIntroducer7(c: number): boolean {
+  return (
+    c === 0x5d /* ] OSC */ ||
+    c === 0x50 /* P DCS */ ||
+    c === 0x58 /* X SOS */ ||
+    c === 0x5e /* ^ PM */ ||
+    c === 0x5f
+  ); /* _ APC */
+}
+function isStringIntroducer8(c: number): boolean {
+  return c === 0x9d || c === 0x90 || c === 0x98 || c === 0x9e || c === 0x9f;
+}
+
+/** End (exclusive) of a CSI body starting at `j` (parameters, intermediates, final byte), or -1. */
+function csiEnd(s: string, j: number): number {
+  const stop = Math.min(s.length, j + MAX_ESCAPE_LEN);
+  for (let k = j; k < stop; k++) {
+    const c = s.charCodeAt(k);
+    if (c >= 0x20 && c <= 0x3f) continue; // parameter and intermediate bytes
+    if (c >= 0x40 && c <= 0x7e) return k + 1; // final byte
+    return -1;
+  }
+  return -1;
+}
+
+/** End (exclusive) of a control string starting at `j`, through its terminator (BEL, ESC \, ST), or -1. */
+function stringEnd(s: string, j: number): number {
+  const stop = Math.min(s.length, j + MAX_STRING_ESCAPE_LEN);
+  for (let k = j; k < stop; k++) {
+    const c = s.charCodeAt(k);
+    if (c === BEL || c === ST8) return k + 1;
+    if (c === ESC && s.charCodeAt(k + 1) === 0x5c) return k + 2;
+  }
+  return -1;
+}
+
+/** Characters that end a line or separate text: turned into a space. */
+function isBreak(c: number): boolean {
+  return (
+    c === 0x0a ||
+    c === 0x0d ||
+    c === 0x09 ||
+    c === 0x0b ||
+    c === 0x0c ||
+    c === 0x85 ||
+    c === 0x2028 ||
+    c === 0x2029
+  );
+}
+
+/** Unicode whitespace as JS `\s` knows it (besides the breaks above). */
+function isSpace(c: number): boolean {
+  return (
+    c === 0x20 ||
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
+/** Invisible reordering controls (bidi embeddings, overrides, isolates, marks). */
+function isBidi(c: number): boolean {
+  return (
+    c === 0x061c ||
+    c === 0x200e ||
+    c === 0x200f ||
+    (c >= 0x202a && c <= 0x202e) ||
+    (c >= 0x2066 && c <= 0x2069)
+  );
+}
+
+/**
+ * Remove control characters and terminal escapes, turn line breaks into spaces, collapse whitespace, and cut at
+ * `maxChars` code points (default: no cap). Linear in the input; never throws on a string.
+ */
+export function sanitizeText(s: string, maxChars: number = Number.POSITIVE_INFINITY): string {
+  if (typeof s !== 'string' || s.length === 0 || maxChars <= 0) return '';
+  const n = s.length;
+  let out = '';
+  let chars = 0;
+  let pendingSpace = false;
+  let i = 0;
+  /** Append a piece (and the pending collapsed space before it) if both fit; false when the cap is reached. */
+  const emit = (piece: string, count: number): boolean => {
+    const sp = pendingSpace && chars > 0 ? 1 : 0;
+    if (chars + sp + count > maxChars) return false;
+    if (sp) out += ' ';
+    out += piece;
+    chars += sp + count;
+    pendingSpace = false;
+    return true;
+  };
+  while (i < n) {
+    const c = s.charCodeAt(i);
+    // Printable ASCII fast path: copy the whole run at once.
+    if (c > 0x20 && c < 0x7f) {
+      let j = i + 1;
+      while (j < n) {
+        const d = s.charCodeAt(j);
+        if (d > 0x20 && d < 0x7f) j++;
+        else break;
+      }
+      const room = maxChars - chars - (pendingSpace && chars > 0 ? 1 : 0);
+      if (room <= 0) break;
+      if (j - i > room) {
+        emit(s.slice(i, i + room), room);
+        break;
+      }
+      emit(s.slice(i, j), j - i);
+      i = j;
+      continue;
+    }
+    if (c === ESC) {
+      const d = s.charCodeAt(i + 1);
+      let end = -1;
+      if (d === 0x5b) end = csiEnd(s, i + 2);
+      else if (isStringIntroducer7(d)) end = stringEnd(s, i + 2);
+      else if (d >= 0x20 && d <= 0x2f) {
+        // nF: intermediates then one final byte 0x30–0x7E.
+        let k = i + 1;
+        const stop = Math.min(n, i + MAX_ESCAPE_LEN);
+        while (k < stop && s.charCodeAt(k) >= 0x20 && s.charCodeAt(k) <= 0x2f) k++;
+        const f = s.charCodeAt(k);
+        if (k < stop && f >= 0x30 && f <= 0x7e) end = k + 1;
+      } else if (d >= 0x30 && d <= 0x7e) end = i + 2; // Fp, Fe, Fs: ESC 7, ESC D, ESC c, …
+      if (end < 0) end = d >= 0x20 && d <= 0x7e ? i + 2 : i + 1; // unterminated: drop the introducer only
+      i = end;
+      continue;
+    }
+    if (c === 0x9b) {
+      const end = csiEnd(s, i + 1);
+      i = end < 0 ? i + 1 : end;
+      continue;
+    }
+    if (isStringIntroducer8(c)) {
+      const end = stringEnd(s, i + 1);
+      i = end < 0 ? i + 1 : end;
+      continue;
+    }
+    if (isBreak(c) || isSpace(c)) {
+      pendingSpace = true;
+      i++;
+      continue;
+    }
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || isBidi(c)) {
+      i++;
+      continue;
+    }
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        if (!emit(s.slice(i, i + 2), 1)) break;
+        i += 2;
+        continue;
+      }
+      if (!emit('\ufffd', 1)) break;
+      i++;
+      continue;
+    }
+    if (c >= 0xdc00 && c <= 0xdfff) {
+      if (!emit('\ufffd', 1)) break;
+      i++;
+      continue;
+    }
+    if (!emit(s[i]!, 1)) break;
+    i++;
+  }
+  return out;
+}
+
+/** Number of code points in `s`. */
+export function charLength(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+    n++;
+  }
+  return n;
+}
+
+/** The first `maxChars` code points of `s` (a surrogate pair is never split). */
+export function cutChars(s: string, maxChars: number): string {
+  if (s.length <= maxChars) return s;
+  let n = 0;
+  let i = 0;
+  while (i < s.length && n < maxChars) {
+    const c = s.charCodeAt(i);
+    i += c >= 0xd800 && c <= 0xdbff && i + 1 < s.length ? 2 : 1;
+    n++;
+  }
+  return s.slice(0, i);
+}
+
+/** The raw input looked at per field is bounded: this many times the cap, plus slack. */
+const RAW_FACTOR = 8;
+
+/** How much raw input {@link cleanText} reads for a cap. Build the audit redactor with at least this `maxLength`. */
+export function rawBudget(cap: number): number {
+  return cap * RAW_FACTOR + 2 * REDACT_GUARD;
+}
+
+/**
+ * The audit treatment of one caller-authored string: sanitize, mask (always, before cutting), cut at `cap`
+ * code points. Work is bounded: at most {@link rawBudget}(cap) characters of the input are read; when the
+ * input is longer, the last {@link REDACT_GUARD} characters of what was read are dropped before masking (a secret cut
+ * by that bound can only sit there) and `…` marks the cut. Never throws.
+ */
+export function cleanText(s: string, cap: number, redactor?: Redactor, tally?: RedactTally): string {
+  if (typeof s !== 'string' || s.length === 0 || cap <= 0) return '';
+  try {
+    const budget = rawBudget(cap);
+    let raw = s;
+    let cut = false;
+    if (raw.length > budget) {
+      raw = cutUnits(raw, budget);
+      cut = true;
+    }
+    let clean = sanitizeText(raw);
+    if (cut) clean = cutUnits(clean, Math.max(0, clean.length - REDACT_GUARD)) + '…';
+    const masked = redactor ? redactor.text(clean, tally).text : clean;
+    return cutChars(masked, cap);
+  } catch {
+    return '';
+  }
+}
+
+/** The first `n` UTF-16 units of `s`, one fewer when that would split a surrogate pair. */
+function cutUnits(s: string, n: number): string {
+  if (s.length <= n) return s;
+  const c = s.charCodeAt(n - 1);
+  return s.slice(0, c >= 0xd800 && c <= 0xdbff ? n - 1 : n);
+}

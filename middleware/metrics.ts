@@ -1,0 +1,399 @@
+/**
+ * `metrics()`: Prometheus metrics for the MCP endpoint on prom-client, recorded when each response finishes
+ * from what the other middlewares left on `req.locals`. Mount it first (next to `audit()`), so refusals are
+ * counted too. `metricsHandler(registry)` serves the registry for `GET /metrics`.
+ *
+ * The registry is injected (or a new one is made per instance), never prom-client's global one, so creating
+ * the middleware twice cannot crash with "already registered"; creating it twice on the same registry reuses
+ * the metrics. Every label is bounded: tool names are only used when the tool answered (an unknown tool gets
+ * `-32602` and is counted as `other`) or were listed in `tools`, up to `maxTools`.
+ *
+ * It refuses nothing. Non-POST requests are counted too (they are refusals of the method guard).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Counter, Gauge, Histogram, type Registry as RegistryType, Registry } from 'prom-client';
+import type { RefusalReason } from '../lib/errors.js';
+import { RULE_NAMES } from '../lib/redact.js';
+import { badOption, localsOf } from './respond.js';
+import type { Middleware, RequestLocals } from './types.js';
+
+/** Refusals of the transport and protocol layers (`mcp_transport_refusals_total{reason}`). */
+export const TRANSPORT_REASONS: readonly RefusalReason[] = Object.freeze([
+  'body_too_large',
+  'unsupported_media_type',
+  'body_unreadable',
+  'parse_error',
+  'batch',
+  'invalid_request',
+  'invalid_id',
+  'duplicate_member',
+  'forbidden_member',
+  'too_deep',
+  'response_not_accepted',
+  'method_not_allowed',
+  'origin_not_allowed',
+  'host_not_allowed',
+  'missing_envelope',
+  'invalid_envelope',
+  'protocol_version_mismatch',
+  'unsupported_protocol_version',
+  'unsupported_legacy_version',
+  'missing_header',
+  'header_mismatch',
+  'header_malformed',
+  'missing_client_capability',
+  'method_not_found',
+] as const);
+
+const AUTH_LABELS = Object.freeze([
+  'ok',
+  'missing',
+  'invalid',
+  'expired',
+  'forbidden',
+  'unavailable',
+] as const);
+const LIMIT_LABELS = Object.freeze(['rpm', 'user_concurrent', 'global_concurrent', 'cost_budget'] as const);
+const TOOL_OUTCOME_LABELS = Object.freeze(['ok', 'tool_error', 'error', 'refused'] as const);
+
+/** Methods that get their own `method` label on the duration histogram; anything else is `other`. */
+const KNOWN_METHODS = new Set([
+  'initialize',
+  'ping',
+  'server/discover',
+  'tools/list',
+  'tools/call',
+  'resources/list',
+  'resources/read',
+  'resources/templates/list',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'prompts/list',
+  'prompts/get',
+  'completion/complete',
+  'logging/setLevel',
+  'subscriptions/listen',
+  'notifications/initialized',
+  'notifications/cancelled',
+  'notifications/progress',
+  'notifications/roots/list_changed',
+]);
+
+/** Default duration buckets, in seconds (5 ms … 30 s). */
+export const DEFAULT_DURATION_BUCKETS = Object.freeze([
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
+]);
+/** Charge buckets, in seconds (10 ms … 60 s). */
+const CHARGE_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60];
+
+/** What the `limits()` middleware accepts as `hooks` (structurally). */
+export interface LimiterHooks {
+  onDenied(reason: string): void;
+  onInflight(scope: string, value: number): void;
+  onCharge(ms: number, source: string): void;
+  onStoreError(error: unknown, outcome: string): void;
+}
+
+export interface MetricsOptions {
+  /** Where metrics are registered. Default: a new Registry for this instance (never the global one). */
+  registry?: RegistryType;
+  /** Metric name prefix. Default `mcp_`. */
+  prefix?: string;
+  /** Tool names to pre-create series for (they always get their own label). */
+  tools?: readonly string[];
+  /** Distinct tool label values at most (beyond: `other`). Default 100. */
+  maxTools?: number;
+  /** Request-duration histogram buckets, in seconds. */
+  buckets?: readonly number[];
+}
+
+export type MetricsMiddleware = Middleware & {
+  /** The registry holding this instance's metrics (serve it with `metricsHandler`). */
+  readonly registry: RegistryType;
+  /** Hooks for `limits({ hooks })`: denials by reason, in-flight gauges, charges, store errors. */
+  limiterHooks(): LimiterHooks;
+};
+
+const OPTION_NAMES = new Set(['registry', 'prefix', 'tools', 'maxTools', 'buckets']);
+/** MCP tool names: 1–128 of [A-Za-z0-9_.-] (plus `/`, which some servers use for namespaces). */
+const TOOL_NAME = /^[A-Za-z0-9_./-]{1,128}$/;
+
+function isRegistry(r: unknown): r is RegistryType {
+  return (
+    r !== null &&
+    typeof r === 'object' &&
+    typeof (r as { metrics?: unknown }).metrics === 'function' &&
+    typeof (r as { getSingleMetric?: unknown }).getSingleMetric === 'function' &&
+    typeof (r as { registerMetric?: unknown }).registerMetric === 'function'
+  );
+}
+
+/** Get a metric already in the registry (same type and labels), or create it. */
+function getOrCreate<M>(
+  registry: RegistryType,
+  Kind: new (cfg: never) => M,
+  cfg: { name: string; help: string; labelNames: readonly string[]; buckets?: number[] },
+): M {
+  const existing = registry.getSingleMetric(cfg.name) as unknown;
+  if (existing !== undefined) {
+    const labels = (existing as { labelNames?: readonly string[] }).labelNames ?? [];
+    if (
+      existing instanceof Kind &&
+      labels.length === cfg.labelNames.length &&
+      labels.every((l, i) => l === cfg.labelNames[i])
+    ) {
+      return existing;
+    }
+    throw new TypeError(
+      `metrics: the registry already has a metric named "${cfg.name}" of another type or with other labels`,
+    );
+  }
+  return new Kind({ ...cfg, labelNames: [...cfg.labelNames], registers: [registry] } as never);
+}
+
+export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
+  if (options === null || typeof options !== 'object')
+    throw new TypeError('metrics: options must be an object');
+  for (const k of Object.keys(options)) {
+    if (!OPTION_NAMES.has(k))
+      throw new TypeError(`metrics: unknown option "${k}" (known: ${[...OPTION_NAMES].join(', ')})`);
+  }
+  if (options.registry !== undefined && !isRegistry(options.registry)) {
+    throw badOption('metrics', 'registry', options.registry, 'a prom-client Registry');
+  }
+  const registry = options.registry ?? new Registry();
+  const prefix = options.prefix ?? 'mcp_';
+  if (typeof prefix !== 'string' || !/^(?:[a-zA-Z_:][a-zA-Z0-9_:]{0,63})?$/.test(prefix)) {
+    throw badOption(
+      'metrics',
+      'prefix',
+      prefix,
+      'a Prometheus name prefix such as "mcp_" (letters, digits, _ and :)',
+    );
+  }
+  const maxTools = options.maxTools ?? 100;
+  if (!Number.isSafeInteger(maxTools) || maxTools < 0)
+    throw badOption('metrics', 'maxTools', maxTools, 'a non-negative integer');
+  const tools = options.tools ?? [];
+  if (!Array.isArray(tools) || tools.some((t) => typeof t !== 'string' || !TOOL_NAME.test(t))) {
+    throw badOption('metrics', 'tools', tools, 'an array of tool names (1–128 of A-Z a-z 0-9 _ . - /)');
+  }
+  const buckets = options.buckets ?? DEFAULT_DURATION_BUCKETS;
+  if (
+    !Array.isArray(buckets) ||
+    buckets.length === 0 ||
+    buckets.some(
+      (b, i) => typeof b !== 'number' || !Number.isFinite(b) || b <= 0 || (i > 0 && b <= buckets[i - 1]!),
+    )
+  ) {
+    throw badOption('metrics', 'buckets', buckets, 'a non-empty increasing array of positive numbers');
+  }
+
+  const requests = getOrCreate(registry, Counter, {
+    name: `${prefix}requests_total`,
+    help: 'Requests to the MCP endpoint by protocol era (unknown: refused before classification)',
+    labelNames: ['era'],
+  });
+  const transportRefusals = getOrCreate(registry, Counter, {
+    name: `${prefix}transport_refusals_total`,
+    help: 'Requests refused by the transport and protocol checks, by reason',
+    labelNames: ['reason'],
+  });
+  const toolCalls = getOrCreate(registry, Counter, {
+    name: `${prefix}tool_calls_total`,
+    help: 'tools/call requests by tool and outcome (ok, tool_error, error, refused)',
+    labelNames: ['tool', 'outcome'],
+  });
+  const authOutcomes = getOrCreate(registry, Counter, {
+    name: `${prefix}auth_total`,
+    help: 'Authentication outcomes',
+    labelNames: ['outcome'],
+  });
+  const denied = getOrCreate(registry, Counter, {
+    name: `${prefix}ratelimit_denied_total`,
+    help: 'Requests refused by a limit, by limit',
+    labelNames: ['reason'],
+  });
+  const inflight = getOrCreate(registry, Gauge, {
+    name: `${prefix}ratelimit_inflight`,
+    help: 'Requests holding a concurrency slot in this process, by scope',
+    labelNames: ['scope'],
+  });
+  const charge = getOrCreate(registry, Histogram, {
+    name: `${prefix}ratelimit_charge_seconds`,
+    help: 'Work charged against the budget per request, in seconds, by source (charged or wall_clock)',
+    labelNames: ['source'],
+    buckets: CHARGE_BUCKETS,
+  });
+  const storeErrors = getOrCreate(registry, Counter, {
+    name: `${prefix}ratelimit_store_errors_total`,
+    help: 'Limit store failures by what happened to the request (insurance, refused, dropped)',
+    labelNames: ['outcome'],
+  });
+  const redactions = getOrCreate(registry, Counter, {
+    name: `${prefix}redactions_total`,
+    help: 'Matches of redaction rules in outgoing results and notifications (masked or, in warn mode, counted)',
+    labelNames: ['rule'],
+  });
+  const duration = getOrCreate(registry, Histogram, {
+    name: `${prefix}request_duration_seconds`,
+    help: 'Time from arrival to the last byte of the answer, by JSON-RPC method and outcome (ok, error, refused)',
+    labelNames: ['method', 'outcome'],
+    buckets: [...buckets],
+  });
+
+  // Pre-create the bounded series so dashboards see zeros rather than gaps.
+  for (const era of ['modern', 'legacy', 'unknown']) requests.inc({ era }, 0);
+  for (const reason of TRANSPORT_REASONS) transportRefusals.inc({ reason }, 0);
+  for (const outcome of AUTH_LABELS) authOutcomes.inc({ outcome }, 0);
+  for (const reason of LIMIT_LABELS) denied.inc({ reason }, 0);
+  for (const scope of ['user', 'global']) inflight.set({ scope }, 0);
+  for (const rule of RULE_NAMES) redactions.inc({ rule }, 0);
+  toolCalls.inc({ tool: 'other', outcome: 'error' }, 0);
+
+  const toolLabels = new Set<string>();
+  for (const t of tools) {
+    if (toolLabels.size >= maxTools) break;
+    toolLabels.add(t);
+    for (const outcome of TOOL_OUTCOME_LABELS) toolCalls.inc({ tool: t, outcome }, 0);
+  }
+  const transportSet = new Set<string>(TRANSPORT_REASONS);
+  const limitSet = new Set<string>(LIMIT_LABELS);
+  const authSet = new Set<string>(AUTH_LABELS);
+  const inflightScopes = new Set(['user', 'global']);
+  const chargeSources = new Set(['charged', 'wall_clock', 'unlabelled']);
+  const storeOutcomes = new Set(['insurance', 'refused', 'dropped']);
+  // Limiter denials are counted from the hooks once the limits middleware uses them; until then from
+  // `refusal.detail` (so they are never counted twice).
+  let hooksInUse = false;
+
+  function toolLabel(name: string | undefined, answered: boolean): string {
+    if (name === undefined || !TOOL_NAME.test(name)) return 'other';
+    if (toolLabels.has(name)) return name;
+    if (answered && toolLabels.size < maxTools) {
+      toolLabels.add(name);
+      return name;
+    }
+    return 'other';
+  }
+
+  function record(req: IncomingMessage, res: ServerResponse, start: bigint, finished: boolean): void {
+    const locals: RequestLocals = req.locals ?? {};
+    const mcp = locals.mcp;
+    const refusal = locals.refusal;
+    const response = locals.response;
+    requests.inc({ era: mcp?.era ?? 'unknown' });
+    if (refusal && transportSet.has(refusal.reason)) transportRefusals.inc({ reason: refusal.reason });
+    const authOutcome = locals.auth?.outcome;
+    if (authOutcome !== undefined && authSet.has(authOutcome)) authOutcomes.inc({ outcome: authOutcome });
+    if (
+      !hooksInUse &&
+      refusal?.by === 'limits' &&
+      refusal.detail !== undefined &&
+      limitSet.has(refusal.detail)
+    ) {
+      denied.inc({ reason: refusal.detail });
+    }
+    const hits = locals.redaction?.hits;
+    if (hits && typeof hits === 'object') {
+      for (const rule of RULE_NAMES) {
+        const n = hits[rule];
+        if (typeof n === 'number' && n > 0) redactions.inc({ rule }, n);
+      }
+    }
+    let outcome: 'ok' | 'error' | 'refused' = 'ok';
+    if (refusal && refusal.reason !== 'internal_error') outcome = 'refused';
+    else if (refusal || response?.code !== undefined || res.statusCode >= 400 || !finished) outcome = 'error';
+    if (mcp?.method === 'tools/call') {
+      let toolOutcome: (typeof TOOL_OUTCOME_LABELS)[number];
+      if (outcome === 'refused') toolOutcome = 'refused';
+      else if (outcome === 'error') toolOutcome = 'error';
+      else toolOutcome = response?.toolError ? 'tool_error' : 'ok';
+      // Only a call the server answered with a result proves the tool exists: only then may a new name become a label.
+      toolCalls.inc({
+        tool: toolLabel(mcp.target, toolOutcome === 'ok' || toolOutcome === 'tool_error'),
+        outcome: toolOutcome,
+      });
+    }
+    const method = mcp?.method === undefined ? 'none' : KNOWN_METHODS.has(mcp.method) ? mcp.method : 'other';
+    duration.observe({ method, outcome }, Number(process.hrtime.bigint() - start) / 1e9);
+  }
+
+  const mw = function mcpMetrics(req, res, next) {
+    const start = process.hrtime.bigint();
+    localsOf(req);
+    let done = false;
+    const onFinish = (): void => finish(true);
+    const onClose = (): void => finish(res.writableFinished);
+    const finish = (finished: boolean): void => {
+      if (done) return;
+      done = true;
+      res.removeListener('finish', onFinish);
+      res.removeListener('close', onClose);
+      try {
+        record(req, res, start, finished);
+      } catch {
+        // Metrics must never affect the answer.
+      }
+    };
+    res.on('finish', onFinish);
+    res.on('close', onClose);
+    next();
+  } as MetricsMiddleware;
+
+  const hooks: LimiterHooks = {
+    onDenied(reason) {
+      hooksInUse = true;
+      if (limitSet.has(reason)) denied.inc({ reason });
+    },
+    onInflight(scope, value) {
+      if (inflightScopes.has(scope) && typeof value === 'number' && Number.isFinite(value))
+        inflight.set({ scope }, value);
+    },
+    onCharge(ms, source) {
+      if (chargeSources.has(source) && typeof ms === 'number' && Number.isFinite(ms) && ms >= 0)
+        charge.observe({ source }, ms / 1000);
+    },
+    onStoreError(_error, outcome) {
+      if (storeOutcomes.has(outcome)) storeErrors.inc({ outcome });
+    },
+  };
+  Object.defineProperty(mw, 'registry', { value: registry, enumerable: true });
+  Object.defineProperty(mw, 'limiterHooks', { value: () => hooks, enumerable: true });
+  return mw;
+}
+
+/**
+ * A node:http handler (also an Express route handler) serving `registry` in the Prometheus text format for
+ * `GET` and `HEAD`; other methods get 405.
+ */
+export function metricsHandler(
+  registry: RegistryType,
+): (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void) => void {
+  if (!isRegistry(registry))
+    throw badOption('metricsHandler', 'registry', registry, 'a prom-client Registry');
+  return function mcpMetricsHandler(req, res) {
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.statusCode = 405;
+      res.setHeader('Allow', 'GET, HEAD');
+      res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+      res.end('Method not allowed\n');
+      return;
+    }
+    registry.metrics().then(
+      (text) => {
+        res.statusCode = 200;
+        res.setHeader('Content-Type', registry.contentType);
+        res.setHeader('Content-Length', Buffer.byteLength(text));
+        res.setHeader('Cache-Control', 'no-store');
+        res.end(req.method === 'HEAD' ? undefined : text);
+      },
+      () => {
+        if (res.headersSent) return void res.end();
+        res.statusCode = 500;
+        res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+        res.end('# metrics collection failed\n');
+      },
+    );
+  };
+}
