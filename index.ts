@@ -34,6 +34,7 @@ export * from './middleware/redact.js';
 export * from './middleware/audit.js';
 export * from './middleware/metrics.js';
 export * from './middleware/handlers.js';
+export * from './middleware/changes.js';
 export * from './middleware/dispatch.js';
 export * from './middleware/tools.js';
 export * from './middleware/toolFilter.js';

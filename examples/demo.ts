@@ -287,7 +287,8 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
   app.use(prm as Middleware);
 
   // The recommended order (README "Recommended order"): record first, refuse cheaply before reading the body,
-  // authenticate before any parsing, limit the authenticated caller, then parse, check and answer.
+  // authenticate before any parsing, read the body once, limit the authenticated caller (knowing the method),
+  // then check and answer.
   app.use(
     '/mcp',
     audit({ logger: auditLogger }),
@@ -295,9 +296,9 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
     guardOrigin({ allowedOrigins: origins, allowedHosts: hosts }),
     methodGuard(),
     auth,
-    limiter,
     rejectBatch(),
     parse(),
+    limiter,
     classifyRevision(),
     checkHeaders({ paramHeaders: tools.paramHeaders, logger }),
     redactor,

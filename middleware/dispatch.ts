@@ -5,8 +5,8 @@
  * - Routing: `tools/list` → `handlers.tools.list(params, ctx)`, `resources/templates/list` →
  *   `handlers.resources.templatesList(params, ctx)`, a method without `/` → `handlers[method]` (a function).
  * - Notifications → 202 with an empty body (a `notifications.<member>` handler, if any, runs after the 202).
- *   Posted JSON-RPC responses → 202 in the legacy era, 400 / -32600 when the request's
- *   `MCP-Protocol-Version` header is modern.
+ *   Posted JSON-RPC responses → 202 in the legacy era (answers to the server's own requests are delivered),
+ *   400 / -32600 when the request's `MCP-Protocol-Version` header is modern.
  * - Unknown method, a method of an undeclared capability, or (modern era) one the 2026-07-28 revision removed →
  *   -32601: HTTP 404 for a modern request, 200 for a legacy one.
  * - Handler errors: an McpError keeps its code and data; anything else is -32603 "Internal error" (detail to the
@@ -14,21 +14,42 @@
  *   -32020, -32021, -32022) and the HTTP-shaped application codes (401, 403, 429, 503).
  * - Results: modern ones get `resultType`, cache hints on cacheable methods, and the server's `serverInfo` in
  *   `_meta`; legacy ones are sent plain. `req.locals.outbound` transforms run on every result first.
- * - Built in (overridable): legacy `initialize`, `ping` and `logging/setLevel`, and `server/discover` in both eras.
+ * - Built in (overridable): legacy `initialize`, `ping`, `logging/setLevel` and `resources/subscribe` /
+ *   `unsubscribe`, and `server/discover` in both eras. Not overridable: modern `subscriptions/listen`.
  * - Streaming: a handler's `ctx.progress()`/`ctx.log()` notifications turn the answer into a request-scoped SSE
- *   stream (when the client accepts `text/event-stream`) that ends with the response.
+ *   stream (when the client accepts `text/event-stream`) that ends with the response. Closing the stream (or the
+ *   connection) cancels: the handler's AbortSignal fires and nothing more is written for that request.
+ * - `subscriptions/listen` (modern): a long-lived SSE answer carrying list-changed and resource-updated
+ *   notifications from the handlers' change feeds; `close()` ends every such stream with its completion result.
+ * - MRTR: on `tools/call`, `prompts/get` and `resources/read` a handler may return `ctx.inputRequired(…)`; its
+ *   state is signed (HMAC-SHA256) and verified on the retry. Legacy requests get the same handler served with
+ *   real server-to-client requests on the SSE answer.
  *
  * It works alone (it parses and classifies lazily, like every mcpware middleware) and after the transport
  * middlewares. It does not check headers: mount `checkHeaders()` before it.
  */
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Era, ErrorCode, McpError, refusal } from '../lib/errors.js';
 import type { JsonObject } from '../lib/jsonrpc.js';
-import { LOG_LEVELS, META, isLogLevel, logLevelRank } from '../lib/meta.js';
+import { LOG_LEVELS, type LogLevel, META, isLogLevel, logLevelRank } from '../lib/meta.js';
+import {
+  type InputRequiredResult,
+  MIN_STATE_KEY_BYTES,
+  checkInputRequired,
+  isInputRequiredResult,
+  missingCapabilities,
+  paramsDigest,
+  principalKey,
+  readInputResponses,
+  signRequestState,
+  verifyRequestState,
+} from '../lib/mrtr.js';
 import type { McpRequest } from '../lib/request.js';
 import {
   CACHEABLE_METHODS,
   type CacheHint,
+  INPUT_REQUIRED_METHODS,
   type Implementation,
   encodeResult,
   hasCapability,
@@ -41,6 +62,7 @@ import {
   statusForCode,
 } from '../lib/results.js';
 import { DEFAULT_LEGACY_VERSION, isModernClaim, negotiateVersion } from '../lib/revisions.js';
+import { type ChangeEvent, type ChangeFeed, changesOf } from './changes.js';
 import { type ClassifyRevisionOptions, versionOptions } from './classifyRevision.js';
 import { type BodyOptions, classifyOnce, ensureParsed, resolveBodyOptions } from './context.js';
 import {
@@ -48,6 +70,7 @@ import {
   HANDLER_METHODS,
   type HandlerMethod,
   type Handlers,
+  type InputRequiredRequest,
   type ServerCapabilities,
 } from './handlers.js';
 import { badOption, localsOf, sendInternalError, sendRefusal, stderrLogger } from './respond.js';
@@ -61,16 +84,52 @@ export interface DispatchOptions extends ClassifyRevisionOptions, BodyOptions {
   serverInfo: Implementation;
   /**
    * What the server declares, returned exactly by `initialize` and `server/discover`. Every declared capability
-   * must have its handlers (checked here). Default: derived from the handlers (`tools` when `tools.list` and
-   * `tools.call` exist, `resources` for `list` + `read`, `prompts` for `list` + `get`, `completions` for
-   * `completion.complete`; `logging` is never derived).
+   * must have its handlers (checked here), and a `listChanged`/`subscribe` flag its change feed. Default: derived
+   * from the handlers (`tools` when `tools.list` and `tools.call` exist, `resources` for `list` + `read`,
+   * `prompts` for `list` + `get`, `completions` for `completion.complete`; `listChanged` (and for resources
+   * `subscribe`) when the handler object has a change feed, as a ToolRegistry always does; `logging` is never
+   * derived).
    */
   capabilities?: ServerCapabilities;
   /** Instructions for the model, returned by `initialize` and `server/discover`. */
   instructions?: string;
   /** Cache hints per cacheable method (`tools/list`, …, `server/discover`). Default `{ttlMs: 0, cacheScope: 'private'}`. */
   cache?: Readonly<Partial<Record<string, CacheHint>>>;
+  /**
+   * The lowest level of `notifications/message` sent on legacy (2025-11-25) requests that carry no
+   * `_meta["io.modelcontextprotocol/logLevel"]`. A legacy session's `logging/setLevel` cannot be remembered by a
+   * stateless server (it is accepted and validated, nothing more), so this server-wide level stands in for it.
+   * Default: none (legacy requests get no log notifications). Modern requests always follow their own `_meta`.
+   */
+  legacyLogLevel?: LogLevel;
+  /**
+   * HMAC-SHA256 key(s) for MRTR `requestState`, each at least 32 bytes (a string is taken as UTF-8). With a list,
+   * the first signs and all verify (key rotation). Default: a random key per dispatcher instance, so a state
+   * only verifies on the process that issued it: give every replica the same key.
+   */
+  requestStateKey?: string | Uint8Array | readonly (string | Uint8Array)[];
+  /** How long a signed `requestState` stays valid, in ms. Default 600000 (10 minutes). */
+  requestStateTtlMs?: number;
+  /** Keep-alive comment interval on `subscriptions/listen` streams, in ms; 0 turns it off. Default 15000. */
+  listenKeepAliveMs?: number;
+  /** Most `subscriptions/listen` streams open at once on this dispatcher; more → 503. 0 refuses all. Default 1000. */
+  maxListenStreams?: number;
+  /** Legacy MRTR: how long to wait for the client to answer a server-to-client request, in ms. Default 300000. */
+  inputTimeoutMs?: number;
+  /** Legacy MRTR: most input rounds one request may take before it fails. Default 8. */
+  maxInputRounds?: number;
 }
+
+/** The dispatcher middleware, with the controls a server needs at shutdown. */
+export type DispatchMiddleware = Middleware & {
+  /**
+   * Graceful end: every open `subscriptions/listen` stream gets its completion result and is closed, pending
+   * legacy input requests fail, and new listen requests are refused (503). Resolves when the streams are ended.
+   */
+  close(): Promise<void>;
+  /** Open listen streams and legacy input requests awaiting the client (for tests and health checks). */
+  stats(): { listenStreams: number; pendingInputs: number };
+};
 
 const F = 'dispatch';
 const TOOLS_CALL = routeKey('tools/call');
@@ -133,6 +192,7 @@ function buildTable(handlers: unknown): { table: Map<string, Map<string, Bound>>
 }
 
 /** Members each capability promises to answer. */
+/** Members each capability promises to answer. */
 const PROMISES: Readonly<Record<string, readonly [string, string][]>> = {
   tools: [
     ['tools', 'list'],
@@ -147,13 +207,20 @@ const PROMISES: Readonly<Record<string, readonly [string, string][]>> = {
     ['prompts', 'get'],
   ],
   completions: [['completion', 'complete']],
-  'resources.subscribe': [
-    ['resources', 'subscribe'],
-    ['resources', 'unsubscribe'],
-  ],
 };
 
-function resolveCapabilities(given: unknown, has: (ns: string, m: string) => boolean): ServerCapabilities {
+/** The change feeds of the three list-bearing handler objects. */
+interface Feeds {
+  tools?: ChangeFeed | undefined;
+  resources?: ChangeFeed | undefined;
+  prompts?: ChangeFeed | undefined;
+}
+
+function resolveCapabilities(
+  given: unknown,
+  has: (ns: string, m: string) => boolean,
+  feeds: Feeds,
+): ServerCapabilities {
   if (given === undefined) {
     const caps: ServerCapabilities = {};
     for (const cap of ['tools', 'resources', 'prompts', 'completions'] as const) {
@@ -167,8 +234,13 @@ function resolveCapabilities(given: unknown, has: (ns: string, m: string) => boo
         );
       }
     }
-    if (caps.resources && has('resources', 'subscribe') && has('resources', 'unsubscribe'))
-      caps.resources = { subscribe: true };
+    if (caps.tools && feeds.tools) caps.tools = { listChanged: true };
+    if (caps.prompts && feeds.prompts) caps.prompts = { listChanged: true };
+    if (caps.resources) {
+      if (feeds.resources) caps.resources = { subscribe: true, listChanged: true };
+      else if (has('resources', 'subscribe') && has('resources', 'unsubscribe'))
+        caps.resources = { subscribe: true };
+    }
     return caps;
   }
   if (!isObj(given)) throw badOption(F, 'capabilities', given, 'an object (ServerCapabilities)');
@@ -184,15 +256,15 @@ function resolveCapabilities(given: unknown, has: (ns: string, m: string) => boo
     if (given[key] !== undefined && !isObj(given[key]))
       throw badOption(F, `capabilities.${key}`, given[key], 'an object');
   }
-  for (const key of ['tools', 'resources', 'prompts']) {
+  for (const key of ['tools', 'resources', 'prompts'] as const) {
     const c = given[key];
-    // A listChanged promise needs a channel for the notification (subscriptions/listen), which is not built yet.
-    if (isObj(c) && c.listChanged === true) {
+    // A listChanged promise needs a channel: the handler object's change feed, read by subscriptions/listen.
+    if (isObj(c) && c.listChanged === true && !feeds[key]) {
       throw badOption(
         F,
         `capabilities.${key}.listChanged`,
         true,
-        'false or absent (list-changed notifications are not supported yet)',
+        `false or absent unless handlers.${key} has a change feed (a ToolRegistry, or the changes option of resources()/prompts())`,
       );
     }
   }
@@ -205,6 +277,15 @@ function resolveCapabilities(given: unknown, has: (ns: string, m: string) => boo
       );
     }
   }
+  if (
+    hasCapability(given, 'resources.subscribe') &&
+    !feeds.resources &&
+    !(has('resources', 'subscribe') && has('resources', 'unsubscribe'))
+  ) {
+    throw new TypeError(
+      'dispatch: option "capabilities" declares resources.subscribe, but handlers.resources has no change feed (the changes option of resources()) and no subscribe and unsubscribe members',
+    );
+  }
   try {
     return structuredClone(given) as ServerCapabilities;
   } catch {
@@ -212,6 +293,33 @@ function resolveCapabilities(given: unknown, has: (ns: string, m: string) => boo
   }
 }
 
+function intOption(name: string, v: unknown, def: number, min: number, max: number): number {
+  if (v === undefined) return def;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min || v > max) {
+    throw badOption(F, name, v, `an integer from ${min} to ${max}`);
+  }
+  return v;
+}
+
+function checkStateKeys(v: unknown): Uint8Array[] {
+  if (v === undefined) return [randomBytes(32)];
+  const list = Array.isArray(v) ? (v as unknown[]) : [v];
+  if (list.length === 0) throw badOption(F, 'requestStateKey', v, 'a key or a non-empty list of keys');
+  return list.map((k, i) => {
+    const bytes =
+      typeof k === 'string' ? Buffer.from(k, 'utf8') : k instanceof Uint8Array ? Buffer.from(k) : undefined;
+    if (!bytes || bytes.length < MIN_STATE_KEY_BYTES) {
+      throw badOption(
+        F,
+        Array.isArray(v) ? `requestStateKey[${i}]` : 'requestStateKey',
+        // Never echo key material into an error message: describe it.
+        `(a ${typeof k === 'string' ? 'string' : k instanceof Uint8Array ? 'Uint8Array' : typeof k} of ${bytes?.length ?? 0} bytes)`,
+        `a string or Uint8Array of at least ${MIN_STATE_KEY_BYTES} bytes`,
+      );
+    }
+    return bytes;
+  });
+}
 function checkServerInfo(v: unknown): Implementation {
   if (
     !isObj(v) ||
@@ -261,7 +369,16 @@ function isMcpErrorLike(e: unknown): e is McpError {
   );
 }
 
-export function dispatch(options: DispatchOptions): Middleware {
+const INPUT_REQUIRED_ROUTES: ReadonlySet<string> = new Set(INPUT_REQUIRED_METHODS.map(routeKey));
+const LISTEN = routeKey('subscriptions/listen');
+/** A listen stream whose client reads slower than this many buffered bytes is dropped. */
+const MAX_LISTEN_BUFFER = 1024 * 1024;
+/** Most URIs one listen request may subscribe to. */
+const MAX_RESOURCE_SUBSCRIPTIONS = 1000;
+/** Prefix of the ids of the server's own legacy requests (answers carrying another id are just acknowledged). */
+const INPUT_ID_PREFIX = 'mcpware-input-';
+
+export function dispatch(options: DispatchOptions): DispatchMiddleware {
   if (options === null || typeof options !== 'object')
     throw new TypeError('dispatch: options must be an object');
   const versions = versionOptions(F, options);
@@ -286,9 +403,31 @@ export function dispatch(options: DispatchOptions): Middleware {
   }
   const instructions = options.instructions;
   const cache = checkCacheOption(options.cache);
+  if (options.legacyLogLevel !== undefined && !isLogLevel(options.legacyLogLevel)) {
+    throw badOption(F, 'legacyLogLevel', options.legacyLogLevel, `one of ${LOG_LEVELS.join(', ')}`);
+  }
+  const legacyLogLevel = options.legacyLogLevel;
+  const stateKeys = checkStateKeys(options.requestStateKey);
+  const stateTtlMs = intOption(
+    'requestStateTtlMs',
+    options.requestStateTtlMs,
+    600_000,
+    1_000,
+    7 * 86_400_000,
+  );
+  const keepAliveMs = intOption('listenKeepAliveMs', options.listenKeepAliveMs, 15_000, 0, 3_600_000);
+  const maxListen = intOption('maxListenStreams', options.maxListenStreams, 1000, 0, 1_000_000);
+  const inputTimeoutMs = intOption('inputTimeoutMs', options.inputTimeoutMs, 300_000, 1, 86_400_000);
+  const maxInputRounds = intOption('maxInputRounds', options.maxInputRounds, 8, 1, 1000);
   const { table, viewsAware } = buildTable(options.handlers);
   const has = (ns: string, m: string): boolean => table.get(ns)?.has(m) === true;
-  const capabilities = resolveCapabilities(options.capabilities, has);
+  const handlerObjects = options.handlers as Readonly<Record<string, unknown>>;
+  const feeds: Feeds = {
+    tools: changesOf(handlerObjects.tools),
+    resources: changesOf(handlerObjects.resources),
+    prompts: changesOf(handlerObjects.prompts),
+  };
+  const capabilities = resolveCapabilities(options.capabilities, has, feeds);
   const supportedVersions = [...modernVersions, ...legacyVersions];
 
   // Built-in services, used when no handler of that name is registered. Keyed by (namespace, member) like the
@@ -316,7 +455,8 @@ export function dispatch(options: DispatchOptions): Middleware {
   });
   builtins.set(bkey('logging', 'setLevel'), (params) => {
     // Stateless: the level of a legacy session cannot be kept between requests; the call is accepted and
-    // validated only. Modern clients send the level per request in _meta.
+    // validated only (legacy requests get the `legacyLogLevel` option's level). Modern clients send the level
+    // per request in _meta.
     if (!isLogLevel(params.level)) {
       throw new McpError(
         ErrorCode.InvalidParams,
@@ -335,6 +475,18 @@ export function dispatch(options: DispatchOptions): Middleware {
     }
     return { resourceTemplates: [] };
   });
+  // 2025-11-25 resources/subscribe and unsubscribe (legacy only; gated by resources.subscribe): the request is
+  // validated and acknowledged. A stateless server has no session stream to deliver
+  // notifications/resources/updated on, so legacy subscribers are never notified; modern clients subscribe with
+  // subscriptions/listen (resourceSubscriptions) and are.
+  const subscribeAck: HandlerMethod = (params) => {
+    if (typeof params.uri !== 'string' || params.uri === '') {
+      throw new McpError(ErrorCode.InvalidParams, 'Invalid params: "uri" must be a non-empty string');
+    }
+    return {};
+  };
+  builtins.set(bkey('resources', 'subscribe'), subscribeAck);
+  builtins.set(bkey('resources', 'unsubscribe'), subscribeAck);
 
   const isModernHeader = (h: string | undefined): boolean =>
     h !== undefined && (isModernClaim(h) || modernVersions.includes(h));
@@ -385,6 +537,14 @@ export function dispatch(options: DispatchOptions): Middleware {
     }
   }
 
+  function logWarn(message: string, meta: Record<string, unknown>): void {
+    try {
+      (logger.warn ?? logger.error).call(logger, message, meta);
+    } catch {
+      // As above.
+    }
+  }
+
   async function applyOutbound(
     locals: RequestLocals,
     value: unknown,
@@ -407,9 +567,10 @@ export function dispatch(options: DispatchOptions): Middleware {
   }
 
   /**
-   * The answer to one request. It is one JSON body, unless the handler sends a notification (progress, log)
-   * while the client accepts `text/event-stream`: the answer then becomes a request-scoped SSE stream carrying
-   * the notifications in order and, last, the response (2026-07-28 and 2025-11-25 Streamable HTTP alike).
+   * The answer to one request. It is one JSON body, unless something is sent before the response (a
+   * notification, or a legacy server-to-client request) while the client accepts `text/event-stream`: the answer
+   * then becomes a request-scoped SSE stream carrying those messages in order and, last, the response (2026-07-28
+   * and 2025-11-25 Streamable HTTP alike). No event ids: the stream is not resumable.
    */
   interface Reply {
     req: IncomingMessage;
@@ -417,10 +578,22 @@ export function dispatch(options: DispatchOptions): Middleware {
     mcp: McpRequest;
     era: Era;
     locals: RequestLocals;
-    /** Queue a notification; false when it cannot be delivered (no SSE accepted, answered, client gone). */
+    /** Whether the client accepts an SSE answer. */
+    canStream: boolean;
+    /**
+     * Queue a message before the response; false when it cannot be delivered (no SSE, answered, client gone). A
+     * message that fails its outbound transform is dropped; when it is `critical` (the stream makes no sense
+     * without it) the connection is closed instead.
+     */
+    push(message: JsonObject, critical?: boolean): boolean;
+    /** Queue a notification (see push). */
     notify(method: string, params: JsonObject): boolean;
-    /** Write the final response (JSON, or the last SSE event) after the queued notifications. */
+    /** Queue an SSE comment line (keep-alive); only on a stream already started. */
+    comment(text: string): void;
+    /** Write the final response (JSON, or the last SSE event) after the queued messages. */
     send(status: number, text: string, record: RequestLocals['response']): Promise<void>;
+    /** Bytes written but not yet flushed to the client. */
+    buffered(): number;
   }
 
   function acceptsEventStream(req: IncomingMessage): boolean {
@@ -449,37 +622,45 @@ export function dispatch(options: DispatchOptions): Middleware {
       if (vh) for (const k of Object.keys(vh)) res.setHeader(k, vh[k]!);
       res.flushHeaders();
     };
-    return {
+    const gone = (): boolean => res.destroyed || res.writableEnded;
+    const reply: Reply = {
       req,
       res,
       mcp,
       era,
       locals,
-      notify(method, params) {
-        if (closed || !canStream || res.destroyed || (res.headersSent && !streaming)) return false;
+      canStream,
+      push(message, critical = false) {
+        if (closed || !canStream || gone() || (res.headersSent && !streaming)) return false;
         queue = queue.then(async () => {
-          if (res.destroyed || res.writableEnded) return;
+          if (gone()) return;
+          const what = typeof message.method === 'string' ? message.method : 'message';
           let text: string;
           try {
-            const msg = await applyOutbound(
-              locals,
-              { jsonrpc: '2.0', method, params },
-              mcp.method ?? '',
-              'notification',
-            );
+            const msg = await applyOutbound(locals, message, mcp.method ?? '', 'notification');
             text = JSON.stringify(msg);
           } catch (err) {
-            // Fail closed: a notification that could not be transformed (redaction) or encoded is not sent.
-            logFailure(
-              `dispatch: a ${clip(method)} notification of ${clip(mcp.method ?? '')} was dropped`,
-              err,
-            );
+            // Fail closed: a message that could not be transformed (redaction) or encoded is not sent.
+            logFailure(`dispatch: a ${clip(what)} message of ${clip(mcp.method ?? '')} was dropped`, err);
+            if (critical) res.destroy();
             return;
           }
+          // The client may have gone while the transform ran: then nothing more is written.
+          if (gone()) return;
           if (!streaming) startStream();
+          locals.streamed = (locals.streamed ?? 0) + 1;
           res.write(event(text));
         });
         return true;
+      },
+      notify(method, params) {
+        return reply.push({ jsonrpc: '2.0', method, params });
+      },
+      comment(text) {
+        if (closed || !streaming) return;
+        queue = queue.then(() => {
+          if (!gone()) res.write(`: ${text}\n\n`);
+        });
       },
       async send(status, text, record) {
         closed = true;
@@ -487,13 +668,17 @@ export function dispatch(options: DispatchOptions): Middleware {
         if (streaming) {
           // The ResponseRecord contract: `stream` marks an SSE answer (an error keeps its code).
           locals.response = { ...record, resultType: 'stream' };
-          if (!res.destroyed && !res.writableEnded) res.end(event(text));
+          if (!gone()) res.end(event(text));
           return;
         }
         locals.response = record;
         write(res, status, text, status < 300 ? versionHeader(mcp, era) : undefined);
       },
+      buffered() {
+        return res.writableLength;
+      },
     };
+    return reply;
   }
 
   async function sendRpcError(
@@ -558,9 +743,29 @@ export function dispatch(options: DispatchOptions): Middleware {
     return sendRpcError(r, ErrorCode.InternalError, 'Internal error', undefined, 200);
   }
 
-  function makeContext(r: Reply): CallContext {
-    const { req, res, mcp, era, locals } = r;
+  /** -32021 for the capabilities a request needs but did not declare. */
+  function missingCapabilityError(required: Record<string, JsonObject>): McpError {
+    const names = Object.keys(required);
+    return new McpError(
+      ErrorCode.MissingRequiredClientCapability,
+      `This request needs the client ${names.length > 1 ? 'capabilities' : 'capability'} ${names.join(', ')}, which it did not declare`,
+      { requiredCapabilities: required },
+      400,
+    );
+  }
+
+  /** The per-request pieces shared by every round of one request. */
+  interface Call {
+    reply: Reply;
+    ac: AbortController;
+    clientCapabilities: JsonObject;
+    principal: string;
+  }
+
+  function openCall(reply: Reply): Call {
+    const { res, mcp, era, locals } = reply;
     const ac = new AbortController();
+    // Closing the stream (or the connection, for a JSON answer) before the answer is written cancels the call.
     const onClose = (): void => {
       if (!res.writableFinished) ac.abort(new Error('The client went away'));
     };
@@ -572,6 +777,18 @@ export function dispatch(options: DispatchOptions): Middleware {
     } else if (mcp.method === 'initialize' && isObj(mcp.params?.capabilities)) {
       clientCapabilities = mcp.params.capabilities as JsonObject;
     }
+    return { reply, ac, clientCapabilities, principal: principalKey(locals.principal) };
+  }
+
+  interface RoundInput {
+    params: JsonObject;
+    inputResponses?: Readonly<Record<string, JsonObject>>;
+    requestState?: unknown;
+  }
+
+  function makeContext(call: Call, round: RoundInput): CallContext {
+    const { reply, ac, clientCapabilities } = call;
+    const { req, mcp, era, locals } = reply;
     const ctx: CallContext = {
       method: mcp.method ?? '',
       id: mcp.id,
@@ -606,11 +823,12 @@ export function dispatch(options: DispatchOptions): Middleware {
       const params: JsonObject = { progressToken: token, progress };
       if (typeof total === 'number' && Number.isFinite(total)) params.total = total;
       if (typeof message === 'string') params.message = message;
-      return r.notify('notifications/progress', params);
+      return reply.notify('notifications/progress', params);
     };
-    // Logs only for a modern request that named a level in its _meta (2026-07-28: MUST NOT otherwise). A legacy
-    // session's logging/setLevel cannot be remembered statelessly, so legacy requests get no log notifications.
-    const wanted = era === 'modern' ? mcp.meta?.[META.logLevel] : undefined;
+    // Logs: a modern request only at or above the level its _meta names (2026-07-28: MUST NOT otherwise). A legacy
+    // request gets the server's legacyLogLevel, standing in for the session's logging/setLevel, which a stateless
+    // server cannot remember (2025-11-25 leaves the level to the server until the client sets one).
+    const wanted = era === 'modern' ? mcp.meta?.[META.logLevel] : legacyLogLevel;
     ctx.log = (level, data, loggerName) => {
       if (
         !isLogLevel(wanted) ||
@@ -621,10 +839,347 @@ export function dispatch(options: DispatchOptions): Middleware {
         return false;
       const params: JsonObject = { level, data };
       if (typeof loggerName === 'string') params.logger = loggerName;
-      return r.notify('notifications/message', params);
+      return reply.notify('notifications/message', params);
     };
+    ctx.requireClientCapabilities = (required) => {
+      if (era !== 'modern') return;
+      if (!isObj(required))
+        throw new TypeError('requireClientCapabilities(): expected an object of capabilities');
+      const missing = missingCapabilities(required, clientCapabilities);
+      if (missing) throw missingCapabilityError(missing);
+    };
+    if (INPUT_REQUIRED_ROUTES.has(routeKey(mcp.method ?? ''))) {
+      if (round.inputResponses !== undefined) ctx.inputResponses = round.inputResponses;
+      if (round.requestState !== undefined) ctx.requestState = round.requestState;
+      ctx.inputRequired = (request: InputRequiredRequest) => buildInputRequired(call, round.params, request);
+    }
     return ctx;
   }
+
+  function buildInputRequired(
+    call: Call,
+    params: JsonObject,
+    request: InputRequiredRequest,
+  ): InputRequiredResult {
+    if (request === null || typeof request !== 'object')
+      throw new TypeError('inputRequired(): expected { inputRequests?, state? }');
+    const out: InputRequiredResult = { resultType: 'input_required' };
+    if (request.inputRequests !== undefined) out.inputRequests = request.inputRequests;
+    if (request.state !== undefined || request.inputRequests === undefined) {
+      let state: unknown;
+      try {
+        // A plain JSON copy: what is signed is exactly what comes back.
+        state = request.state === undefined ? undefined : JSON.parse(JSON.stringify(request.state));
+      } catch {
+        throw new TypeError('inputRequired(): state must be JSON data');
+      }
+      out.requestState = signRequestState(
+        state,
+        { principal: call.principal, method: call.reply.mcp.method ?? '', digest: paramsDigest(params) },
+        stateKeys[0]!,
+        Date.now() + stateTtlMs,
+      );
+    }
+    const check = checkInputRequired(out, call.reply.era === 'modern' ? call.clientCapabilities : undefined);
+    if (!check.ok) {
+      if (check.reason === 'missing_capability') throw missingCapabilityError(check.requiredCapabilities);
+      throw new TypeError(`inputRequired(): ${check.message}`);
+    }
+    return out;
+  }
+
+  /**
+   * Read a round's MRTR members (`inputResponses`, `requestState`) on the three methods that allow them. Throws
+   * -32602 for a malformed `inputResponses` or a `requestState` that fails verification.
+   */
+  function readRound(call: Call, params: JsonObject): RoundInput {
+    const method = call.reply.mcp.method ?? '';
+    if (!INPUT_REQUIRED_ROUTES.has(routeKey(method))) return { params };
+    const out: RoundInput = { params };
+    const ir = readInputResponses(params.inputResponses, Object.hasOwn(params, 'inputResponses'));
+    if (!ir.ok) throw new McpError(ErrorCode.InvalidParams, ir.message);
+    if (ir.present) out.inputResponses = Object.freeze(ir.responses);
+    if (Object.hasOwn(params, 'requestState')) {
+      const v = verifyRequestState(
+        params.requestState,
+        { principal: call.principal, method, digest: paramsDigest(params) },
+        stateKeys,
+        Date.now(),
+      );
+      if (!v.ok) {
+        logWarn('dispatch: requestState refused', { method: clip(method), reason: v.reason });
+        throw new McpError(
+          ErrorCode.InvalidParams,
+          v.reason === 'expired'
+            ? 'Invalid params: requestState has expired; send the request again without it'
+            : 'Invalid params: requestState failed verification',
+          { reason: v.reason === 'expired' ? 'expired' : 'invalid' },
+        );
+      }
+      out.requestState = v.state;
+    }
+    return out;
+  }
+
+  // --- Legacy server-to-client requests (2025-11-25: sent on the request's SSE answer) ----------------------
+
+  interface PendingInput {
+    principal: string;
+    settle(message: { result?: unknown; error?: unknown }): void;
+    fail(err: Error): void;
+  }
+  const pendingInputs = new Map<string, PendingInput>();
+
+  /** Send the input requests of one round as JSON-RPC requests on the SSE answer and await every answer. */
+  async function askClient(call: Call, value: InputRequiredResult): Promise<Record<string, JsonObject>> {
+    const { reply, ac } = call;
+    const requests = Object.entries(value.inputRequests ?? {});
+    const answers: Record<string, JsonObject> = {};
+    if (requests.length === 0) return answers;
+    if (!reply.canStream) {
+      throw new McpError(
+        ErrorCode.InternalError,
+        'This request needs input from the client, which a 2025-11-25 client receives on a text/event-stream answer; the request does not accept one',
+      );
+    }
+    await Promise.all(
+      requests.map(
+        ([key, request]) =>
+          new Promise<void>((resolve, reject) => {
+            const id = INPUT_ID_PREFIX + randomUUID();
+            const cleanup = (): void => {
+              pendingInputs.delete(id);
+              clearTimeout(timer);
+              ac.signal.removeEventListener('abort', onAbort);
+            };
+            const fail = (err: Error): void => {
+              cleanup();
+              reject(err);
+            };
+            const onAbort = (): void => fail(new Error('The client went away'));
+            const timer = setTimeout(
+              () =>
+                fail(
+                  new McpError(
+                    ErrorCode.InternalError,
+                    'Timed out waiting for the client to answer an input request',
+                    {
+                      inputRequest: clip(key),
+                    },
+                  ),
+                ),
+              inputTimeoutMs,
+            );
+            timer.unref?.();
+            ac.signal.addEventListener('abort', onAbort, { once: true });
+            pendingInputs.set(id, {
+              principal: call.principal,
+              fail,
+              settle(message) {
+                cleanup();
+                if (isObj(message.result)) {
+                  answers[key] = message.result;
+                  resolve();
+                  return;
+                }
+                const e = isObj(message.error) ? message.error : {};
+                reject(
+                  new McpError(ErrorCode.InternalError, 'The client could not answer an input request', {
+                    inputRequest: clip(key),
+                    error: {
+                      code: typeof e.code === 'number' ? e.code : undefined,
+                      message: typeof e.message === 'string' ? clip(e.message, 256) : undefined,
+                    },
+                  }),
+                );
+              },
+            });
+            const msg: JsonObject = { jsonrpc: '2.0', id, method: request.method };
+            msg.params = isObj(request.params) ? request.params : {};
+            // Critical: a request that cannot be sent would leave the call waiting for an answer that never comes.
+            if (!reply.push(msg, true)) fail(new Error('The input request could not be sent'));
+          }),
+      ),
+    );
+    return answers;
+  }
+
+  /** A posted JSON-RPC response: the answer to one of this server's legacy input requests, or ignored. */
+  function deliverAnswer(req: IncomingMessage, mcp: McpRequest): void {
+    const id = mcp.id;
+    if (typeof id !== 'string' || !id.startsWith(INPUT_ID_PREFIX)) return;
+    const p = pendingInputs.get(id);
+    // Only the caller who was asked may answer (ids are unguessable, this is defence in depth).
+    if (!p || p.principal !== principalKey(localsOf(req).principal)) return;
+    const m = mcp.message;
+    p.settle(m.kind === 'response' ? { result: m.result } : m.kind === 'error' ? { error: m.error } : {});
+  }
+
+  // --- subscriptions/listen -------------------------------------------------------------------------------------
+
+  interface Listener {
+    end(): Promise<void>;
+  }
+  const listeners = new Set<Listener>();
+  let shuttingDown = false;
+
+  async function handleListen(reply: Reply, params: JsonObject): Promise<void> {
+    const { res, mcp, locals } = reply;
+    const id = mcp.id!;
+    const filter = params.notifications;
+    if (!isObj(filter)) {
+      return sendRpcError(
+        reply,
+        ErrorCode.InvalidParams,
+        'Invalid params: "notifications" must be an object (a subscription filter)',
+        undefined,
+        200,
+      );
+    }
+    if (!reply.canStream) {
+      return sendRpcError(
+        reply,
+        ErrorCode.InvalidRequest,
+        'subscriptions/listen answers with a text/event-stream; the request must accept it',
+        undefined,
+        400,
+      );
+    }
+    if (shuttingDown || listeners.size >= maxListen) {
+      return sendRpcError(
+        reply,
+        ErrorCode.Unavailable,
+        shuttingDown ? 'The server is shutting down' : 'Too many subscriptions are open; retry later',
+        undefined,
+        503,
+      );
+    }
+    // The honoured subset: only types the client asked for and the server has a feed for.
+    const honoured: JsonObject = {};
+    if (filter.toolsListChanged === true && feeds.tools && hasCapability(capabilities, 'tools.listChanged'))
+      honoured.toolsListChanged = true;
+    if (
+      filter.promptsListChanged === true &&
+      feeds.prompts &&
+      hasCapability(capabilities, 'prompts.listChanged')
+    )
+      honoured.promptsListChanged = true;
+    if (
+      filter.resourcesListChanged === true &&
+      feeds.resources &&
+      hasCapability(capabilities, 'resources.listChanged')
+    )
+      honoured.resourcesListChanged = true;
+    const uris = new Set<string>();
+    if (
+      Array.isArray(filter.resourceSubscriptions) &&
+      feeds.resources &&
+      hasCapability(capabilities, 'resources.subscribe')
+    ) {
+      for (const u of filter.resourceSubscriptions) {
+        if (typeof u === 'string' && u !== '' && uris.size < MAX_RESOURCE_SUBSCRIPTIONS) uris.add(u);
+      }
+      honoured.resourceSubscriptions = [...uris];
+    }
+    const tag = (p: JsonObject = {}): JsonObject => ({ ...p, _meta: { [META.subscriptionId]: id } });
+    locals.response = { resultType: 'stream' };
+    // An open subscription is waiting, not work: nothing is charged to the caller's budget for its lifetime
+    // (limits() would otherwise charge the stream's wall-clock time when it closes).
+    locals.chargedMs ??= 0;
+    // The acknowledgement is queued before any listener exists: it is always the first message of the stream.
+    reply.push(
+      {
+        jsonrpc: '2.0',
+        method: 'notifications/subscriptions/acknowledged',
+        params: tag({ notifications: honoured }),
+      },
+      true,
+    );
+
+    // Bursts (a registry registering ten tools) become one list_changed per type per tick.
+    const due = new Set<string>();
+    let scheduled = false;
+    const guard = (): void => {
+      if (reply.buffered() > MAX_LISTEN_BUFFER) {
+        // A client that does not read is dropped rather than buffered without bound.
+        logWarn('dispatch: a subscriptions/listen client stopped reading; its stream was closed', {});
+        res.destroy();
+      }
+    };
+    const flush = (): void => {
+      scheduled = false;
+      for (const method of due) reply.notify(method, tag());
+      due.clear();
+      guard();
+    };
+    const listChanged = (method: string): void => {
+      due.add(method);
+      if (!scheduled) {
+        scheduled = true;
+        queueMicrotask(flush);
+      }
+    };
+    const unsubscribe: (() => void)[] = [];
+    const on = (feed: ChangeFeed | undefined, fn: (e: ChangeEvent) => void): void => {
+      if (feed) unsubscribe.push(feed.subscribe(fn));
+    };
+    if (honoured.toolsListChanged)
+      on(feeds.tools, (e) => e.type === 'listChanged' && listChanged('notifications/tools/list_changed'));
+    if (honoured.promptsListChanged)
+      on(feeds.prompts, (e) => e.type === 'listChanged' && listChanged('notifications/prompts/list_changed'));
+    if (honoured.resourcesListChanged || uris.size > 0) {
+      on(feeds.resources, (e) => {
+        if (e.type === 'listChanged') {
+          if (honoured.resourcesListChanged) listChanged('notifications/resources/list_changed');
+        } else if (uris.has(e.uri)) {
+          reply.notify('notifications/resources/updated', tag({ uri: e.uri }));
+          guard();
+        }
+      });
+    }
+    const keepAlive =
+      keepAliveMs > 0
+        ? setInterval(() => {
+            reply.comment('keep-alive');
+          }, keepAliveMs)
+        : undefined;
+    keepAlive?.unref?.();
+
+    let ended = false;
+    const stop = (): void => {
+      if (ended) return;
+      ended = true;
+      for (const u of unsubscribe) u();
+      if (keepAlive) clearInterval(keepAlive);
+      listeners.delete(listener);
+    };
+    const listener: Listener = {
+      async end() {
+        if (ended) return;
+        stop();
+        // Graceful end (2026-07-28 subscriptions): the completion result, then the stream closes.
+        const encoded = encodeResult(
+          { _meta: { [META.subscriptionId]: id } },
+          { era: 'modern', method: mcp.method ?? '', serverInfo },
+        );
+        if (!encoded.ok) return void res.end();
+        let value: unknown = encoded.result;
+        try {
+          value = await applyOutbound(locals, value, mcp.method ?? '', 'result');
+        } catch (err) {
+          logFailure('dispatch: the subscriptions/listen result could not be transformed', err);
+        }
+        await reply.send(200, JSON.stringify({ jsonrpc: '2.0', id, result: value }), {
+          resultType: 'complete',
+        });
+      },
+    };
+    listeners.add(listener);
+    res.once('close', stop);
+    if (res.destroyed) stop();
+  }
+
+  // --- Requests --------------------------------------------------------------------------------------------------
 
   async function handleNotification(
     req: IncomingMessage,
@@ -642,7 +1197,12 @@ export function dispatch(options: DispatchOptions): Middleware {
     const bound = table.get(ns)?.get(member);
     if (!bound) return;
     try {
-      await bound.fn.call(bound.obj, mcp.params ?? {}, makeContext(makeReply(req, res, mcp, era)));
+      const reply = makeReply(req, res, mcp, era);
+      await bound.fn.call(
+        bound.obj,
+        mcp.params ?? {},
+        makeContext(openCall(reply), { params: mcp.params ?? {} }),
+      );
     } catch (err) {
       logFailure(`dispatch: notification handler for ${clip(method)} failed`, err, { method: clip(method) });
     }
@@ -674,6 +1234,12 @@ export function dispatch(options: DispatchOptions): Middleware {
       return methodNotFound(reply, 'Removed in protocol revision 2026-07-28');
     const [ns, member] = routeOf(method);
     if (ns === 'notifications') return methodNotFound(reply);
+    const key = routeKey(method);
+    if (key === LISTEN) {
+      // The modern revision's subscription pattern; a 2025-11-25 client has no such method.
+      if (era !== 'modern') return methodNotFound(reply);
+      return handleListen(reply, mcp.params ?? {});
+    }
     const cap = requiredCapability(method);
     if (cap !== undefined && !hasCapability(capabilities, cap)) {
       return methodNotFound(reply, `Server does not support the ${cap} capability`);
@@ -681,15 +1247,19 @@ export function dispatch(options: DispatchOptions): Middleware {
     const bound = table.get(ns)?.get(member);
     const builtin = bound ? undefined : builtins.get(bkey(ns, member));
     if (!bound && !builtin) return methodNotFound(reply);
-    // logging/setLevel is a legacy method of the logging capability (gated above); the built-in ping and
-    // initialize are legacy-only (removed methods were refused above for modern requests).
+    // logging/setLevel and resources/(un)subscribe are legacy methods of their capabilities (gated above); the
+    // built-in ping and initialize are legacy-only (removed methods were refused above for modern requests).
 
-    const key = routeKey(method);
     const views = ns === 'tools' && !viewsAware ? toolViewsOf(locals) : [];
-    let params: JsonObject = mcp.params ?? {};
-    const ctx = makeContext(reply);
-    let value: unknown;
-    try {
+    const original: JsonObject = mcp.params ?? {};
+    const call = openCall(reply);
+    // Until an answer is written this is the outcome: whoever reads the record when the client goes away (audit and
+    // metrics listen for the response's close, possibly before the handler notices) sees a cancelled call.
+    locals.response = { resultType: 'cancelled' };
+    /** One round: the round's MRTR members are read from the params (client retries) or given (legacy rounds). */
+    const invoke = async (params: JsonObject, given?: RoundInput): Promise<unknown> => {
+      const round = given ?? readRound(call, params);
+      const ctx = makeContext(call, round);
       if (views.length > 0 && key === TOOLS_CALL) {
         const name = params.name;
         const actual = typeof name === 'string' ? resolveThrough(name, views) : undefined;
@@ -698,7 +1268,58 @@ export function dispatch(options: DispatchOptions): Middleware {
         }
         if (actual !== undefined && actual !== name) params = { ...params, name: actual };
       }
-      value = bound ? await bound.fn.call(bound.obj, params, ctx) : await builtin!(params, ctx);
+      return bound ? await bound.fn.call(bound.obj, params, ctx) : await builtin!(params, ctx);
+    };
+    /** A handler's input-required result, checked; anything wrong with it is a server bug (or -32021). */
+    const checked = (v: InputRequiredResult): InputRequiredResult => {
+      if (!INPUT_REQUIRED_ROUTES.has(key)) {
+        throw new Error(
+          `${method}: the handler returned an input-required result, which only tools/call, prompts/get and resources/read may`,
+        );
+      }
+      const check = checkInputRequired(v, era === 'modern' ? call.clientCapabilities : undefined);
+      if (!check.ok) {
+        if (check.reason === 'missing_capability') throw missingCapabilityError(check.requiredCapabilities);
+        throw new Error(
+          `${method}: the handler returned a malformed input-required result: ${check.message}`,
+        );
+      }
+      return v;
+    };
+    let value: unknown;
+    try {
+      value = await invoke(original);
+      // Legacy: the same handler, served with real server-to-client requests on the SSE answer, round by round.
+      // The state never leaves the process here, so it is handed back directly (after checking it is ours).
+      for (let round = 1; isInputRequiredResult(value); round++) {
+        const ir = checked(value);
+        if (era !== 'legacy') break;
+        if (round > maxInputRounds) {
+          throw new McpError(
+            ErrorCode.InternalError,
+            `The request needed more than ${maxInputRounds} rounds of client input`,
+          );
+        }
+        let state: unknown;
+        if (ir.requestState !== undefined) {
+          const v = verifyRequestState(
+            ir.requestState,
+            { principal: call.principal, method, digest: paramsDigest(original) },
+            stateKeys,
+            Date.now(),
+          );
+          if (!v.ok) {
+            throw new Error(`${method}: the handler returned a requestState not made by ctx.inputRequired()`);
+          }
+          state = v.state;
+        }
+        const answers = await askClient(call, ir);
+        const next: JsonObject = { ...original, inputResponses: answers };
+        if (ir.requestState !== undefined) next.requestState = ir.requestState;
+        const given: RoundInput = { params: next, inputResponses: Object.freeze(answers) };
+        if (state !== undefined) given.requestState = state;
+        value = await invoke(next, given);
+      }
       if (views.length > 0 && key === TOOLS_LIST && isObj(value) && Array.isArray(value.tools)) {
         const tools = exposeList(value.tools, views);
         if (!tools)
@@ -709,13 +1330,13 @@ export function dispatch(options: DispatchOptions): Middleware {
       }
       value = await applyOutbound(locals, value, method, 'result');
     } catch (err) {
-      if (ctx.signal.aborted) {
+      if (call.ac.signal.aborted) {
         locals.response = { resultType: 'cancelled' };
         return;
       }
       return sendThrown(reply, err);
     }
-    if (ctx.signal.aborted) {
+    if (call.ac.signal.aborted) {
       locals.response = { resultType: 'cancelled' };
       return;
     }
@@ -751,7 +1372,8 @@ export function dispatch(options: DispatchOptions): Middleware {
           return sendRefusal(req, res, refusal('response_not_accepted'), F, { id: undefined });
         }
         localsOf(req).response = {};
-        return write(res, 202, undefined, versionHeader(mcp, undefined));
+        write(res, 202, undefined, versionHeader(mcp, undefined));
+        return deliverAnswer(req, mcp);
       case 'notification':
         return handleNotification(req, res, mcp, cls.era);
       case 'request':
@@ -759,10 +1381,24 @@ export function dispatch(options: DispatchOptions): Middleware {
     }
   }
 
-  return function mcpDispatch(req, res, next) {
+  const middleware = function mcpDispatch(
+    req: IncomingMessage,
+    res: ServerResponse,
+    next: (err?: unknown) => void,
+  ) {
     if (req.method !== 'POST') return next();
     run(req, res).catch((err: unknown) => sendInternalError(req, res, err, F, logger));
   };
+  return Object.assign(middleware, {
+    async close(): Promise<void> {
+      shuttingDown = true;
+      for (const p of [...pendingInputs.values()]) p.fail(new Error('The server is shutting down'));
+      await Promise.all([...listeners].map((l) => l.end()));
+    },
+    stats() {
+      return { listenStreams: listeners.size, pendingInputs: pendingInputs.size };
+    },
+  });
 }
 
 export type { CacheHint, Implementation, ServerCapabilities };

@@ -7,11 +7,24 @@ import type { IncomingMessage } from 'node:http';
 import type { Era, RequestId } from '../lib/errors.js';
 import type { JsonObject } from '../lib/jsonrpc.js';
 import type { LogLevel } from '../lib/meta.js';
+import type { InputRequest, InputRequiredResult } from '../lib/mrtr.js';
 import type { CacheHint, Implementation } from '../lib/results.js';
 import type { Logger, Principal, RequestLocals } from './types.js';
 
 /** Cache hints for cacheable modern results (`ttlMs` ≥ 0, `cacheScope`). */
 export type { CacheHint, Implementation };
+export type { InputRequest, InputRequiredResult };
+
+/** What a handler asks the client for (see {@link CallContext.inputRequired}). */
+export interface InputRequiredRequest {
+  /** Requests keyed by a name of your choice; the retry's `ctx.inputResponses` uses the same keys. */
+  inputRequests?: Record<string, InputRequest>;
+  /**
+   * Anything JSON you want back on the retry as `ctx.requestState` (signed, bound to the caller, the method and
+   * the params, and expiring; readable by the client, so no secrets).
+   */
+  state?: unknown;
+}
 
 /** Everything a handler knows about the call it serves. */
 export interface CallContext {
@@ -52,6 +65,31 @@ export interface CallContext {
    * false when nothing will be sent. Set by `dispatch()` for requests.
    */
   log?(level: LogLevel, data: unknown, logger?: string): boolean;
+  /**
+   * MRTR, on a retry: the client's answers (`params.inputResponses`), keyed like the input requests you sent.
+   * Entries that are not objects are left out (you then ask again). `undefined` on a first call.
+   */
+  inputResponses?: Readonly<Record<string, JsonObject>>;
+  /**
+   * MRTR, on a retry: the `state` you gave `inputRequired()` in the previous round, after its signature, caller,
+   * method, params and expiry were verified (a state failing any check is refused before you are called).
+   * `undefined` when the retry carried none.
+   */
+  requestState?: unknown;
+  /**
+   * MRTR (`tools/call`, `prompts/get`, `resources/read` only; set by `dispatch()`): build the input-required
+   * result to return. You are called again, as a new request, with `ctx.inputResponses` and `ctx.requestState`.
+   * Throws -32021 (HTTP 400, `data.requiredCapabilities`) when a request needs a client capability this modern
+   * request did not declare. Legacy (2025-11-25) requests get the same handler code served as real
+   * server-to-client requests on the answer's SSE stream.
+   */
+  inputRequired?(request: InputRequiredRequest): InputRequiredResult;
+  /**
+   * Throw -32021 (HTTP 400) unless the request declared these client capabilities, e.g. `{ sampling: {} }`.
+   * Legacy requests cannot tell (their capabilities were declared in an `initialize` a stateless server does
+   * not keep) and pass. Set by `dispatch()` for requests.
+   */
+  requireClientCapabilities?(required: Readonly<Record<string, object>>): void;
 }
 
 /** A handler method. Return the result body; the dispatcher adds `resultType`, cache hints and `_meta`. */

@@ -853,11 +853,16 @@ export function limits(options: Readonly<LimitsOptions> = {}): LimitsMiddleware 
         const { value: used } = await lim.run((b) => b.budgetUsed(key));
         if (used && used.used >= budget) return await deny(req, res, 'cost_budget', used.msBeforeNext);
       }
-      if (userConc > 0 && !(await takeSlot('user', key, userConc, held))) {
+      // A subscriptions/listen stream lives as long as the client wants; holding concurrency slots for it would
+      // let a few subscriptions lock their owner out. It still counts against rpm; the dispatcher caps open
+      // streams itself. Seen only when the request was parsed before this middleware (the recommended order).
+      const mcp = req.locals?.mcp;
+      const longLived = mcp?.kind === 'request' && mcp.method === 'subscriptions/listen';
+      if (!longLived && userConc > 0 && !(await takeSlot('user', key, userConc, held))) {
         return await deny(req, res, 'user_concurrent', CONCURRENCY_RETRY_MS);
       }
       if (closed) return releaseAll(held);
-      if (globalConc > 0 && !(await takeSlot('global', 'all', globalConc, held))) {
+      if (!longLived && globalConc > 0 && !(await takeSlot('global', 'all', globalConc, held))) {
         releaseAll(held);
         return await deny(req, res, 'global_concurrent', CONCURRENCY_RETRY_MS);
       }

@@ -7,7 +7,9 @@
  */
 import { ErrorCode, McpError } from '../lib/errors.js';
 import type { JsonObject } from '../lib/jsonrpc.js';
+import { type InputRequiredResult, isInputRequiredResult } from '../lib/mrtr.js';
 import { DEFAULT_MAX_RENDERED, renderTemplate } from '../lib/render.js';
+import { CHANGES, type ChangeFeed, isChangeFeed } from './changes.js';
 import type { CacheHint, CallContext } from './handlers.js';
 import { badOption } from './respond.js';
 import {
@@ -57,12 +59,12 @@ export interface PromptDefinition {
   template?: string;
   /**
    * Or build the result yourself (runs after required arguments were checked): a string (one user text
-   * message), a message list, or a whole result.
+   * message), a message list, a whole result, or `ctx.inputRequired(…)` to ask the client for input first.
    */
   render?(
     args: Readonly<Record<string, string>>,
     ctx: CallContext,
-  ): Awaitable<string | PromptMessage[] | PromptGetResult>;
+  ): Awaitable<string | PromptMessage[] | PromptGetResult | InputRequiredResult>;
   /** Suggestions for an argument's value (`completion/complete` with `ref/prompt`). */
   complete?(
     argument: string,
@@ -93,13 +95,21 @@ export interface PromptsOptions {
   cache?: CacheHint;
   /** Largest rendered template accepted (UTF-16 code units); larger → -32602. Default 1 MiB. */
   maxRenderedLength?: number;
+  /**
+   * Call `changes.listChanged()` when the prompt list changes (a source's data changed): open
+   * `subscriptions/listen` streams that asked for `promptsListChanged` are told. Given → `dispatch()` declares
+   * `prompts.listChanged`.
+   */
+  changes?: ChangeFeed;
 }
 
 // A type alias, not an interface: only aliases get the implicit index signature `Handlers` asks for.
 export type PromptsHandler = {
   list(params: JsonObject, ctx: CallContext): Promise<{ prompts: JsonObject[]; nextCursor?: string }>;
+  /** May also answer an InputRequiredResult, when a `render()` asked for input (see `isInputRequiredResult`). */
   get(params: JsonObject, ctx: CallContext): Promise<PromptGetResult>;
   [COMPLETER]: Completer;
+  [CHANGES]?: ChangeFeed;
 };
 
 const PROMPT_FIELDS = ['title', 'description', 'icons', '_meta'] as const;
@@ -172,6 +182,9 @@ export function prompts(options: PromptsOptions = {}): PromptsHandler {
     memory.set(d.name, d);
   });
   const memoryList = [...memory.values()];
+  if (options.changes !== undefined && !isChangeFeed(options.changes)) {
+    throw badOption(F, 'changes', options.changes, 'a ChangeFeed');
+  }
 
   const isVisible = (p: PromptDefinition, ctx: CallContext): boolean =>
     visible ? visible(p, ctx) === true : true;
@@ -243,7 +256,8 @@ export function prompts(options: PromptsOptions = {}): PromptsHandler {
           },
         );
       }
-      if (def.render) return normalizeRendered(await def.render(args, ctx), def);
+      // An InputRequiredResult passes through under the common type (see PromptsHandler.get).
+      if (def.render) return normalizeRendered(await def.render(args, ctx), def) as PromptGetResult;
       const r = renderTemplate(def.template ?? '', args, {
         declared: declared.map((a) => a.name),
         maxLength: maxRendered,
@@ -254,6 +268,8 @@ export function prompts(options: PromptsOptions = {}): PromptsHandler {
       if (def.description !== undefined) out.description = def.description;
       return out;
     },
+
+    [CHANGES]: options.changes,
 
     [COMPLETER]: {
       async complete(ref, argument, value, context, ctx) {
@@ -284,9 +300,11 @@ function readArguments(v: unknown): Record<string, string> {
 }
 
 function normalizeRendered(
-  r: string | PromptMessage[] | PromptGetResult,
+  r: string | PromptMessage[] | PromptGetResult | InputRequiredResult,
   def: PromptDefinition,
-): PromptGetResult {
+): PromptGetResult | InputRequiredResult {
+  // Passed through as is: the dispatcher checks and encodes it.
+  if (isInputRequiredResult(r)) return r;
   let out: PromptGetResult;
   if (typeof r === 'string') out = { messages: [{ role: 'user', content: { type: 'text', text: r } }] };
   else if (Array.isArray(r)) out = { messages: r };

@@ -17,8 +17,10 @@ import {
   bodyByteLength,
   toResourceContents,
 } from '../lib/content.js';
+import { type InputRequiredResult, isInputRequiredResult } from '../lib/mrtr.js';
 import { LEGACY_RESOURCE_NOT_FOUND } from '../lib/results.js';
 import { type ParsedTemplate, matchTemplate, parseTemplate } from '../lib/uritemplate.js';
+import { CHANGES, type ChangeFeed, isChangeFeed } from './changes.js';
 import type { CacheHint, CallContext } from './handlers.js';
 import { badOption } from './respond.js';
 import {
@@ -57,8 +59,11 @@ export interface ResourceEntry {
 export interface ResourceSource {
   /** Every entry this source serves to this caller, in list order. Called on every `resources/list`. */
   list(ctx: CallContext): Awaitable<readonly ResourceEntry[]>;
-  /** The body of a URI this source listed, or `undefined` when it is gone. */
-  read(uri: string, ctx: CallContext): Awaitable<ResourceBody | undefined>;
+  /**
+   * The body of a URI this source listed, or `undefined` when it is gone, or `ctx.inputRequired(…)` to ask the
+   * client for input first.
+   */
+  read(uri: string, ctx: CallContext): Awaitable<ResourceBody | InputRequiredResult | undefined>;
   /**
    * Optional fast lookup used by `resources/read` instead of scanning `list()`: the entry for `uri`, which may
    * be given in a form the source accepts (a bare path, say). The entry's `uri` is the canonical one answered.
@@ -82,7 +87,7 @@ export interface ResourceTemplate {
     vars: Readonly<Record<string, string>>,
     ctx: CallContext,
     uri: string,
-  ): Awaitable<ResourceBody | undefined>;
+  ): Awaitable<ResourceBody | InputRequiredResult | undefined>;
   /** Suggestions for a variable's value (`completion/complete` with `ref/resource`). */
   complete?(
     variable: string,
@@ -122,6 +127,12 @@ export interface ResourcesOptions {
    * found"); the modern era always uses -32602 (2026-07-28 forbids -32002).
    */
   legacyNotFoundCode?: -32002 | -32602;
+  /**
+   * Call `changes.listChanged()` when the resource list changes and `changes.updated(uri)` when a resource's
+   * content changes: open `subscriptions/listen` streams that asked for them are told. Given → `dispatch()`
+   * declares `resources.listChanged` and `resources.subscribe`.
+   */
+  changes?: ChangeFeed;
 }
 
 /** The handler object `dispatch({ handlers: { resources } })` calls. */
@@ -132,8 +143,10 @@ export type ResourcesHandler = {
     params: JsonObject,
     ctx: CallContext,
   ): Promise<{ resourceTemplates: JsonObject[]; nextCursor?: string }>;
+  /** May also answer an InputRequiredResult, when a source or template asked for input (see `isInputRequiredResult`). */
   read(params: JsonObject, ctx: CallContext): Promise<{ contents: ResourceContents[] }>;
   [COMPLETER]: Completer;
+  [CHANGES]?: ChangeFeed;
 };
 
 const ENTRY_FIELDS = ['title', 'description', 'mimeType', 'size', 'annotations', 'icons', '_meta'] as const;
@@ -177,6 +190,9 @@ export function resources(options: ResourcesOptions = {}): ResourcesHandler {
   const legacyCode = options.legacyNotFoundCode ?? LEGACY_RESOURCE_NOT_FOUND;
   if (legacyCode !== -32002 && legacyCode !== -32602) {
     throw badOption(F, 'legacyNotFoundCode', legacyCode, '-32002 or -32602');
+  }
+  if (options.changes !== undefined && !isChangeFeed(options.changes)) {
+    throw badOption(F, 'changes', options.changes, 'a ChangeFeed');
   }
 
   // Templates are validated once, at construction.
@@ -304,6 +320,7 @@ export function resources(options: ResourcesOptions = {}): ResourcesHandler {
       if (found) {
         const body = await found.source.read(found.entry.uri, ctx);
         if (body === undefined) throw notFound(uri, ctx);
+        if (isInputRequiredResult(body)) return body as unknown as { contents: ResourceContents[] };
         return withCache({ contents: [contentsFor(found.entry.uri, body, found.entry.mimeType)] }, cache);
       }
       for (const t of templates) {
@@ -312,10 +329,13 @@ export function resources(options: ResourcesOptions = {}): ResourcesHandler {
         if (!isVisible({ kind: 'template', template: t.def }, ctx)) continue;
         const body = await t.def.read(vars, ctx, uri);
         if (body === undefined) throw notFound(uri, ctx);
+        if (isInputRequiredResult(body)) return body as unknown as { contents: ResourceContents[] };
         return withCache({ contents: [contentsFor(uri, body, t.def.mimeType)] }, cache);
       }
       throw notFound(uri, ctx);
     },
+
+    [CHANGES]: options.changes,
 
     [COMPLETER]: {
       async complete(ref, argument, value, context, ctx) {

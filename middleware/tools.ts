@@ -15,7 +15,9 @@ import Ajv2020 from 'ajv/dist/2020.js';
 import type { IncomingMessage } from 'node:http';
 import { ErrorCode, McpError } from '../lib/errors.js';
 import type { JsonObject } from '../lib/jsonrpc.js';
+import { type InputRequiredResult, isInputRequiredResult } from '../lib/mrtr.js';
 import { type ParamHeader, paramHeaders as scanParamHeaders } from '../lib/xmcpheader.js';
+import { CHANGES, ChangeFeed } from './changes.js';
 import { pageOrThrow } from './services.js';
 import { type CallContext, HANDLER_METHODS } from './handlers.js';
 import { stderrLogger } from './respond.js';
@@ -123,8 +125,11 @@ export interface Tool<A extends JsonObject = JsonObject> {
    * static ones; `name`, `inputSchema` and `outputSchema` are the registry's and cannot be changed here.
    */
   describe?(ctx: CallContext): Awaitable<ToolDescription | undefined | null | false>;
-  /** Run the tool. Return a result (`ok(value)`, `toolError(message)`, …); throw McpError for a JSON-RPC error. */
-  call(args: A, ctx: CallContext): Awaitable<CallToolResult>;
+  /**
+   * Run the tool. Return a result (`ok(value)`, `toolError(message)`, …), or `ctx.inputRequired(…)` to ask the
+   * client for input (you are called again with `ctx.inputResponses`); throw McpError for a JSON-RPC error.
+   */
+  call(args: A, ctx: CallContext): Awaitable<CallToolResult | InputRequiredResult>;
 }
 
 /** What the before hook sees. */
@@ -138,7 +143,8 @@ export interface ToolCallStart {
 }
 
 /** How a call ended. */
-export type ToolCallOutcome = 'ok' | 'tool_error' | 'unknown_tool' | 'invalid_arguments' | 'error';
+export type ToolCallOutcome =
+  'ok' | 'tool_error' | 'unknown_tool' | 'invalid_arguments' | 'input_required' | 'error';
 
 /** What the after hook sees: every call, refusals included, exactly once. */
 export interface ToolCallEnd {
@@ -148,6 +154,7 @@ export interface ToolCallEnd {
   args: JsonObject;
   ctx: CallContext;
   outcome: ToolCallOutcome;
+  /** The result (with outcome `input_required`, the InputRequiredResult the tool returned). */
   result?: CallToolResult;
   error?: unknown;
   elapsedMs: number;
@@ -290,6 +297,14 @@ export class ToolRegistry {
   readonly [HANDLER_METHODS]: readonly string[] = Object.freeze(['list', 'call']);
   /** This registry applies tool filter views itself (so cursors and hints never name a filtered tool). */
   readonly [TOOL_VIEWS_APPLIED] = true;
+  /**
+   * Announces every `register()` and `remove()` to open `subscriptions/listen` streams (so a dispatcher serving
+   * this registry declares `tools.listChanged`). Call `changes.listChanged()` yourself when what `describe()`
+   * returns changes for everyone.
+   */
+  readonly changes = new ChangeFeed();
+  /** Where `dispatch()` finds the feed (a symbol: no JSON-RPC method name reaches it). */
+  readonly [CHANGES] = this.changes;
 
   readonly #entries = new Map<string, Entry>();
   readonly #compiler: SchemaCompiler;
@@ -360,12 +375,15 @@ export class ToolRegistry {
       prepared.push(entry);
     }
     for (const e of prepared) this.#entries.set(e.tool.name, e);
+    if (prepared.length > 0) this.changes.listChanged();
     return this;
   }
 
   /** Remove a tool. Returns whether it was registered. */
   remove(name: string): boolean {
-    return this.#entries.delete(name);
+    const removed = this.#entries.delete(name);
+    if (removed) this.changes.listChanged();
+    return removed;
   }
 
   /** Registered names, in registration order (whatever any caller may see). */
@@ -424,7 +442,10 @@ export class ToolRegistry {
       : { tools: page.page, nextCursor: page.nextCursor };
   }
 
-  /** `tools/call`. */
+  /**
+   * `tools/call`. When the tool asked for input (`ctx.inputRequired(…)`), the value is that InputRequiredResult
+   * (tell them apart with `isInputRequiredResult`); the declared type stays the common case.
+   */
   async call(params: JsonObject, ctx: CallContext): Promise<CallToolResult> {
     const p = params ?? {};
     if (typeof p.name !== 'string')
@@ -468,6 +489,12 @@ export class ToolRegistry {
       end.outcome = 'error';
       if (this.#before) await this.#before({ name, tool: entry.tool.name, args, ctx });
       const r = await entry.tool.call(args, ctx);
+      if (isInputRequiredResult(r)) {
+        // Checked and encoded by the dispatcher (capabilities, shape); the tool's outputSchema does not apply.
+        end.result = r as unknown as CallToolResult;
+        end.outcome = 'input_required';
+        return end.result;
+      }
       const result = this.#checkResult(entry, r, ctx);
       end.result = result;
       end.outcome = result.isError === true ? 'tool_error' : 'ok';

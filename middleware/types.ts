@@ -49,7 +49,10 @@ export interface ResponseRecord {
  * A transform applied to outgoing results and notifications before they are encoded (redaction uses it).
  * `method` is the request's method. Return the value to send (the input may be returned as is).
  */
-export type OutboundTransform = (value: unknown, info: { method: string; kind: 'result' | 'notification' }) => unknown;
+export type OutboundTransform = (
+  value: unknown,
+  info: { method: string; kind: 'result' | 'notification' },
+) => unknown;
 
 /** What `redact()` did to one request's outgoing values (audit and metrics report it). */
 export interface RedactionRecord {
@@ -78,17 +81,18 @@ export interface RequestLocals {
   principal?: Principal;
   /** Set when a middleware refused the request. */
   refusal?: RefusalRecord;
+  /**
+   * Set by `dispatch()`: messages written on this request's SSE answer before its response (progress and log
+   * notifications, listen-stream events, legacy input requests), counted as they are written.
+   */
+  streamed?: number;
   /** Set by `redact()`: the mode, and which rules fired on this request's outgoing results and notifications. */
   redaction?: RedactionRecord;
   [key: string]: unknown;
 }
 
 /** A Connect/Express middleware. */
-export type Middleware = (
-  req: IncomingMessage,
-  res: ServerResponse,
-  next: (err?: unknown) => void,
-) => void;
+export type Middleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
 
 /** A minimal logger: winston, pino and console all fit. */
 export interface Logger {

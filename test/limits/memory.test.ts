@@ -285,7 +285,10 @@ describe.each(KINDS)('limits, memory store (%s)', (kind: Kind) => {
     await post(port);
     await post(port);
     await until(() => seen.length === 2, 'two finished');
-    expect(seen).toEqual([undefined, { reason: 'rate_limited', code: 429, status: 429, by: 'limits' }]);
+    expect(seen).toEqual([
+      undefined,
+      { reason: 'rate_limited', code: 429, status: 429, by: 'limits', detail: 'rpm' },
+    ]);
     await new Promise((r) => server.close(r));
   });
 

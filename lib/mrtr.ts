@@ -1,0 +1,316 @@
+/**
+ * Multi-round-trip requests (MCP 2026-07-28 "MRTR"): input-required results, the client's input responses, and
+ * integrity-protected `requestState`.
+ *
+ * - A handler of `tools/call`, `prompts/get` or `resources/read` may answer `{resultType: "input_required",
+ *   inputRequests, requestState}`; the client retries the same request (new id) with `inputResponses` (same keys)
+ *   and the echoed `requestState`.
+ * - `requestState` is attacker-controlled. mcpware signs it: HMAC-SHA256 over the state plus what it is bound to
+ *   (the principal, the method, a digest of the params without `inputResponses`, `requestState` and `_meta`, and
+ *   an expiry), verified in constant time before anything in it is parsed. It is signed, not encrypted: the client
+ *   can read it, so never put secrets in it.
+ *
+ * Pure: no I/O (node:crypto's HMAC and hashes are computations).
+ */
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { JsonObject } from './jsonrpc.js';
+
+/** The client capability each input request method needs (2026-07-28 `InputRequest`). */
+export const INPUT_REQUEST_CAPABILITY: Readonly<Record<string, string>> = Object.freeze({
+  'elicitation/create': 'elicitation',
+  'sampling/createMessage': 'sampling',
+  'roots/list': 'roots',
+});
+
+/** One request for client input: an `elicitation/create`, `sampling/createMessage` or `roots/list` request. */
+export interface InputRequest {
+  method: string;
+  params?: JsonObject;
+}
+
+/** The input-required result (2026-07-28 `InputRequiredResult`) as a handler returns it. */
+export interface InputRequiredResult {
+  resultType: 'input_required';
+  inputRequests?: Record<string, InputRequest>;
+  requestState?: string;
+  _meta?: JsonObject;
+}
+
+const isObj = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** True when a handler's value is an input-required result (by its `resultType`). */
+export function isInputRequiredResult(v: unknown): v is InputRequiredResult {
+  return isObj(v) && v.resultType === 'input_required';
+}
+
+/** An `elicitation/create` input request (form mode). */
+export function elicitationRequest(message: string, requestedSchema: JsonObject): InputRequest {
+  return { method: 'elicitation/create', params: { mode: 'form', message, requestedSchema } };
+}
+
+/** A `sampling/createMessage` input request. `params` needs at least `messages` and `maxTokens`. */
+export function samplingRequest(params: JsonObject): InputRequest {
+  return { method: 'sampling/createMessage', params };
+}
+
+/** A `roots/list` input request. */
+export function listRootsRequest(): InputRequest {
+  return { method: 'roots/list', params: {} };
+}
+
+export type InputRequiredCheck =
+  | { ok: true }
+  | { ok: false; reason: 'malformed'; message: string }
+  | { ok: false; reason: 'missing_capability'; requiredCapabilities: Record<string, JsonObject> };
+
+/**
+ * Check an input-required result before it is sent: the shape the schema asks for (at least one of
+ * `inputRequests` or `requestState`; every request `{method: string, params?: object}`), and — the spec's MUST —
+ * no request for a capability the client did not declare. `clientCapabilities` of `undefined` skips that check
+ * (legacy requests cannot tell; their capabilities were declared in a forgotten `initialize`).
+ */
+export function checkInputRequired(
+  v: InputRequiredResult,
+  clientCapabilities: JsonObject | undefined,
+): InputRequiredCheck {
+  const reqs = v.inputRequests;
+  if (reqs === undefined && v.requestState === undefined) {
+    return {
+      ok: false,
+      reason: 'malformed',
+      message: 'an input-required result needs inputRequests or requestState',
+    };
+  }
+  if (v.requestState !== undefined && typeof v.requestState !== 'string') {
+    return { ok: false, reason: 'malformed', message: 'requestState must be a string' };
+  }
+  if (reqs === undefined) return { ok: true };
+  if (!isObj(reqs)) return { ok: false, reason: 'malformed', message: 'inputRequests must be an object' };
+  const missing: Record<string, JsonObject> = {};
+  let anyMissing = false;
+  for (const key of Object.keys(reqs)) {
+    const r = reqs[key];
+    if (!isObj(r) || typeof r.method !== 'string' || (r.params !== undefined && !isObj(r.params))) {
+      return {
+        ok: false,
+        reason: 'malformed',
+        message: `inputRequests["${clip(key)}"] must be {method: string, params?: object}`,
+      };
+    }
+    const cap = INPUT_REQUEST_CAPABILITY[r.method];
+    if (cap === undefined) {
+      return {
+        ok: false,
+        reason: 'malformed',
+        message: `inputRequests["${clip(key)}"] has method "${clip(r.method)}", not an input request method`,
+      };
+    }
+    if (clientCapabilities !== undefined && !isObj(clientCapabilities[cap])) {
+      missing[cap] = {};
+      anyMissing = true;
+    }
+  }
+  return anyMissing
+    ? { ok: false, reason: 'missing_capability', requiredCapabilities: missing }
+    : { ok: true };
+}
+
+/** The client capabilities among `required` that `declared` lacks (`undefined` when none is missing). */
+export function missingCapabilities(
+  required: Readonly<Record<string, unknown>>,
+  declared: JsonObject,
+): Record<string, JsonObject> | undefined {
+  let out: Record<string, JsonObject> | undefined;
+  for (const cap of Object.keys(required)) {
+    if (!isObj(declared[cap])) (out ??= {})[cap] = isObj(required[cap]) ? (required[cap] as JsonObject) : {};
+  }
+  return out;
+}
+
+export type InputResponsesRead =
+  | { ok: true; present: boolean; responses: Record<string, JsonObject>; dropped: string[] }
+  | { ok: false; message: string };
+
+/**
+ * Read `params.inputResponses`: absent → none; not an object (including `null`) → a protocol error. Entries whose
+ * value is not an object are dropped (listed in `dropped`): the handler then sees them as missing and asks again,
+ * as the spec prefers to an error.
+ */
+export function readInputResponses(v: unknown, present: boolean): InputResponsesRead {
+  if (!present) return { ok: true, present: false, responses: {}, dropped: [] };
+  if (!isObj(v)) return { ok: false, message: 'Invalid params: "inputResponses" must be an object' };
+  const responses: Record<string, JsonObject> = Object.create(null) as Record<string, JsonObject>;
+  const dropped: string[] = [];
+  for (const k of Object.keys(v)) {
+    const x = v[k];
+    if (isObj(x)) responses[k] = x;
+    else dropped.push(k);
+  }
+  return { ok: true, present: true, responses, dropped };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// requestState
+
+/** What a `requestState` is bound to. */
+export interface StateBinding {
+  /** Who asked: {@link principalKey} of the request's principal (`""` when anonymous). */
+  principal: string;
+  /** The JSON-RPC method. */
+  method: string;
+  /** {@link paramsDigest} of the request's params. */
+  digest: string;
+}
+
+export type StateVerifyReason =
+  | 'malformed'
+  | 'too_large'
+  | 'bad_signature'
+  | 'expired'
+  | 'wrong_principal'
+  | 'wrong_method'
+  | 'wrong_params';
+
+export type StateVerifyResult =
+  { ok: true; state: unknown; expiresAt: number } | { ok: false; reason: StateVerifyReason };
+
+const TOKEN_VERSION = 'v1';
+/** Longest token accepted (characters) before anything is computed. */
+export const MAX_REQUEST_STATE_LENGTH = 65536;
+/** Shortest HMAC key accepted, in bytes. */
+export const MIN_STATE_KEY_BYTES = 32;
+
+/** A stable string for a principal (`method:userId`), `""` for anonymous callers. */
+export function principalKey(p: { userId?: unknown; method?: unknown } | undefined): string {
+  if (!p || typeof p.userId !== 'string') return '';
+  return `${typeof p.method === 'string' ? p.method : ''}:${p.userId}`;
+}
+
+/**
+ * JSON with object keys sorted, so equal values give equal text whatever the member order. Values are parsed
+ * JSON (depth already bounded by the parser); anything deeper than 256 levels is cut off with a marker.
+ */
+function canonicalJson(v: unknown, depth = 0): string {
+  if (depth > 256) return '"…"';
+  if (v === null || typeof v !== 'object') {
+    const s = JSON.stringify(v);
+    return s === undefined ? 'null' : s;
+  }
+  if (Array.isArray(v)) return '[' + v.map((x) => canonicalJson(x, depth + 1)).join(',') + ']';
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o)
+    .filter((k) => o[k] !== undefined)
+    .sort();
+  return '{' + keys.map((k) => JSON.stringify(k) + ':' + canonicalJson(o[k], depth + 1)).join(',') + '}';
+}
+
+/** The members of params that change between the rounds of one request, left out of the digest. */
+const ROUND_MEMBERS = new Set(['inputResponses', 'requestState', '_meta']);
+
+/** SHA-256 (base64url) of the canonical params without `inputResponses`, `requestState` and `_meta`. */
+export function paramsDigest(params: JsonObject | undefined): string {
+  const kept: JsonObject = {};
+  if (params) for (const k of Object.keys(params)) if (!ROUND_MEMBERS.has(k)) kept[k] = params[k];
+  return createHash('sha256').update(canonicalJson(kept)).digest('base64url');
+}
+
+function hashPrincipal(p: string): string {
+  return p === ''
+    ? ''
+    : createHash('sha256')
+        .update('mcpware-principal\u0000' + p)
+        .digest('base64url')
+        .slice(0, 22);
+}
+
+function mac(key: Uint8Array, signed: string): Buffer {
+  return createHmac('sha256', key).update(signed).digest();
+}
+
+/**
+ * Sign `state` (any JSON value, or `undefined` for none) bound to `binding`, valid until `expiresAt` (ms since the
+ * epoch). The token is `v1.<payload>.<mac>`, both base64url.
+ */
+export function signRequestState(
+  state: unknown,
+  binding: StateBinding,
+  key: Uint8Array,
+  expiresAt: number,
+): string {
+  const payload: Record<string, unknown> = {
+    m: binding.method,
+    d: binding.digest,
+    u: hashPrincipal(binding.principal),
+    e: Math.floor(expiresAt),
+  };
+  if (state !== undefined) payload.s = state;
+  const body = Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url');
+  const signed = `${TOKEN_VERSION}.${body}`;
+  return `${signed}.${mac(key, signed).toString('base64url')}`;
+}
+
+/** base64url: letters, digits, `-`, `_`, no padding. */
+function isB64url(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    const ok =
+      (c >= 0x30 && c <= 0x39) ||
+      (c >= 0x41 && c <= 0x5a) ||
+      (c >= 0x61 && c <= 0x7a) ||
+      c === 0x2d ||
+      c === 0x5f;
+    if (!ok) return false;
+  }
+  return s.length > 0;
+}
+
+/**
+ * Verify a token against every key (the first one signs; the others are older keys still accepted during a
+ * rotation), then check it is unexpired and bound to this principal, method and params. The MAC is checked in
+ * constant time before the payload is decoded, so unauthenticated input is never parsed.
+ */
+export function verifyRequestState(
+  token: unknown,
+  binding: StateBinding,
+  keys: readonly Uint8Array[],
+  now: number,
+): StateVerifyResult {
+  if (typeof token !== 'string') return { ok: false, reason: 'malformed' };
+  if (token.length > MAX_REQUEST_STATE_LENGTH) return { ok: false, reason: 'too_large' };
+  const first = token.indexOf('.');
+  const last = token.lastIndexOf('.');
+  if (first < 0 || last === first) return { ok: false, reason: 'malformed' };
+  const version = token.slice(0, first);
+  const body = token.slice(first + 1, last);
+  const sig = token.slice(last + 1);
+  if (version !== TOKEN_VERSION || !isB64url(body) || !isB64url(sig))
+    return { ok: false, reason: 'malformed' };
+  const given = Buffer.from(sig, 'base64url');
+  // Canonical encoding only: a signature with stray trailing bits would otherwise decode to the same bytes.
+  if (given.toString('base64url') !== sig) return { ok: false, reason: 'malformed' };
+  const signed = token.slice(0, last);
+  let valid = false;
+  for (const key of keys) {
+    const expected = mac(key, signed);
+    if (expected.length === given.length && timingSafeEqual(expected, given)) valid = true;
+  }
+  if (!valid) return { ok: false, reason: 'bad_signature' };
+  let payload: unknown;
+  try {
+    payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+  } catch {
+    return { ok: false, reason: 'malformed' };
+  }
+  if (!isObj(payload) || typeof payload.e !== 'number' || typeof payload.m !== 'string') {
+    return { ok: false, reason: 'malformed' };
+  }
+  if (now >= payload.e) return { ok: false, reason: 'expired' };
+  if (payload.u !== hashPrincipal(binding.principal)) return { ok: false, reason: 'wrong_principal' };
+  if (payload.m !== binding.method) return { ok: false, reason: 'wrong_method' };
+  if (payload.d !== binding.digest) return { ok: false, reason: 'wrong_params' };
+  return { ok: true, state: payload.s, expiresAt: payload.e };
+}
+
+function clip(s: string, max = 64): string {
+  return s.length > max ? s.slice(0, max) + '…' : s;
+}
