@@ -16,7 +16,7 @@ import type { IncomingMessage } from 'node:http';
 import { ErrorCode, McpError } from '../lib/errors.js';
 import type { JsonObject } from '../lib/jsonrpc.js';
 import { type InputRequiredResult, isInputRequiredResult } from '../lib/mrtr.js';
-import { type ParamHeader, paramHeaders as scanParamHeaders } from '../lib/xmcpheader.js';
+import { type ParamHeader, checkParamHeaders, paramHeaders as scanParamHeaders } from '../lib/xmcpheader.js';
 import { CHANGES, ChangeFeed } from './changes.js';
 import { pageOrThrow } from './services.js';
 import { type CallContext, HANDLER_METHODS } from './handlers.js';
@@ -399,12 +399,18 @@ export class ToolRegistry {
   /**
    * The `x-mcp-header` annotations of a tool (computed at registration), or `undefined` for an unknown name:
    * the lookup `checkHeaders({ paramHeaders: registry.paramHeaders })` uses. With `req`, the name is first
-   * resolved through the request's tool filter views (a renamed tool's headers are its own).
-   * An arrow property, so it can be passed around unbound.
+   * resolved through the request's tool filter views (a renamed tool's headers are its own), and a tool with a
+   * `describe` (per-caller visibility) answers `undefined`: call() checks its headers once it knows the caller
+   * may see it, so a hidden tool answers exactly like an unknown one. An arrow property, so it can be passed
+   * around unbound.
    */
   readonly paramHeaders = (name: string, req?: IncomingMessage): readonly ParamHeader[] | undefined => {
     const actual = req === undefined ? name : resolveThrough(name, toolViewsOf(req.locals));
-    return actual === undefined ? undefined : this.#entries.get(actual)?.params;
+    const entry = actual === undefined ? undefined : this.#entries.get(actual);
+    // A tool whose visibility is decided per caller is checked by call() once it is known to be visible:
+    // refusing its headers here would tell a caller who may not see it that it exists.
+    if (entry === undefined || (req !== undefined && entry.tool.describe !== undefined)) return undefined;
+    return entry.params;
   };
 
   /** The definitions this caller can see, in registration order, named as the request's tool views show them. */
@@ -480,6 +486,11 @@ export class ToolRegistry {
         });
       }
       end.tool = entry.tool.name;
+      if (entry.tool.describe !== undefined && entry.params.length > 0 && ctx.era === 'modern') {
+        // The Mcp-Param-* check checkHeaders() leaves to us for tools of per-caller visibility (see paramHeaders).
+        const bad = checkParamHeaders(entry.params, args, ctx.req.headers);
+        if (bad) throw new McpError(bad.code, bad.message, bad.data, bad.status);
+      }
       if (entry.validateInput(args) !== true) {
         end.outcome = 'invalid_arguments';
         const r = invalidArguments(entry.validateInput.errors);
