@@ -57,10 +57,43 @@ const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnPropert
 
 /** Case folding used for the envelope's duplicate check: ASCII/Unicode lower case plus the two Go folds. */
 function foldKey(k: string): string {
-  return k
-    .toLowerCase()
-    .replace(/\u017f/g, 's')
-    .replace(/\u212a/g, 'k');
+  // Fast path (nearly every key): pure ASCII folds with plain lower-casing, and a key with no upper-case letter
+  // folds to itself, so no new string is made. Only non-ASCII keys can hold the two Go folds (U+017F, U+212A).
+  let upper = false;
+  for (let i = 0; i < k.length; i++) {
+    const c = k.charCodeAt(i);
+    if (c > 0x7f)
+      return k
+        .toLowerCase()
+        .replace(/\u017f/g, 's')
+        .replace(/\u212a/g, 'k');
+    if (c >= 0x41 && c <= 0x5a) upper = true;
+  }
+  return upper ? k.toLowerCase() : k;
+}
+
+/**
+ * The member names seen in one object. Objects in JSON-RPC messages have a handful of members: a linear scan
+ * of a small array beats allocating a Set per object; past {@link SMALL_OBJECT} names a Set takes over.
+ */
+const SMALL_OBJECT = 16;
+class NameSet {
+  private list: string[] = [];
+  private set: Set<string> | undefined;
+  /** Add `k`; false when it was already there. */
+  add(k: string): boolean {
+    const set = this.set;
+    if (set !== undefined) {
+      if (set.has(k)) return false;
+      set.add(k);
+      return true;
+    }
+    const list = this.list;
+    for (let i = 0; i < list.length; i++) if (list[i] === k) return false;
+    list.push(k);
+    if (list.length > SMALL_OBJECT) this.set = new Set(list);
+    return true;
+  }
 }
 
 /** True when the first character that is not JSON whitespace (after an optional BOM) is `[`. */
@@ -98,11 +131,12 @@ interface ScanProblem {
  * `params` (2) and `params._meta` (3); the caller tells which containers those are via the member path.
  */
 function scanText(text: string, maxDepth: number): ScanProblem | undefined {
-  // One frame per open container: for objects, the member names seen (exact) and folded ones when needed.
+  // One frame per open container: for objects, the member names seen. In the envelope, `params` and
+  // `params._meta` (role > 0) the names are stored case-folded: an exact duplicate is also a folded one, so one
+  // set catches both.
   interface Frame {
     obj: boolean;
-    keys?: Set<string>;
-    folded?: Set<string>;
+    names?: NameSet;
     /** Path role for folding: 0 = none, 1 = envelope, 2 = params, 3 = params._meta. */
     role: number;
     /** The last key read in this object (to give roles to children). */
@@ -134,17 +168,9 @@ function scanText(text: string, maxDepth: number): ScanProblem | undefined {
         const key = escaped ? (JSON.parse(text.slice(i, j + 1)) as string) : text.slice(start, j);
         if (key === '__proto__')
           return { reason: 'forbidden_member', message: 'Member "__proto__" is not allowed' };
-        const keys = (top.keys ??= new Set());
-        if (keys.has(key))
+        const names = (top.names ??= new NameSet());
+        if (!names.add(top.role > 0 ? foldKey(key) : key))
           return { reason: 'duplicate_member', message: `Member "${clip(key)}" is named twice` };
-        keys.add(key);
-        if (top.role > 0) {
-          const f = foldKey(key);
-          const folded = (top.folded ??= new Set());
-          if (folded.has(f))
-            return { reason: 'duplicate_member', message: `Member "${clip(key)}" is named twice` };
-          folded.add(f);
-        }
         top.lastKey = key;
         expectKey = false;
       }

@@ -6,19 +6,22 @@
  * (the schema comes from `paramHeaders`, e.g. a ToolRegistry's `paramHeaders`). Every refusal is 400 / -32020.
  * Legacy requests and notifications pass untouched (stray Mcp-* headers on them are ignored).
  */
+import type { IncomingMessage } from 'node:http';
 import { checkStandardHeaders } from '../lib/headers.js';
 import { type ParamHeader, checkParamHeaders } from '../lib/xmcpheader.js';
-import { classifyOnce, ensureParsed } from './context.js';
+import { classifyOnce, ensureParsed, parsedNow } from './context.js';
+import type { McpRequest } from '../lib/request.js';
 import { type ClassifyRevisionOptions, versionOptions } from './classifyRevision.js';
 import { badOption, sendInternalError, sendRefusal, stderrLogger } from './respond.js';
 import type { Middleware } from './types.js';
 
 export interface CheckHeadersOptions extends ClassifyRevisionOptions {
   /**
-   * Looks up the `x-mcp-header` annotations of a tool by name (a ToolRegistry's `paramHeaders`). Unknown tools
-   * return `undefined` and are left to the dispatcher. Without it, `Mcp-Param-*` headers are not checked.
+   * Looks up the `x-mcp-header` annotations of a tool by name (a ToolRegistry's `paramHeaders`, which also
+   * resolves names renamed by a tool filter on this request). Unknown tools return `undefined` and are left to
+   * the dispatcher. Without it, `Mcp-Param-*` headers are not checked.
    */
-  paramHeaders?: (toolName: string) => readonly ParamHeader[] | undefined;
+  paramHeaders?: (toolName: string, req: IncomingMessage) => readonly ParamHeader[] | undefined;
 }
 
 export function checkHeaders(options: CheckHeadersOptions = {}): Middleware {
@@ -35,25 +38,49 @@ export function checkHeaders(options: CheckHeadersOptions = {}): Middleware {
   const versions = versionOptions('checkHeaders', options);
   const lookup = options.paramHeaders;
   const logger = options.logger ?? stderrLogger;
+  /** True when the request may go on; otherwise the refusal has been written. */
+  const check = (req: IncomingMessage, res: Parameters<Middleware>[1], mcp: McpRequest): boolean => {
+    if (mcp.kind !== 'request') return true;
+    const cls = classifyOnce(req, mcp, versions);
+    if (!cls.ok) {
+      sendRefusal(req, res, cls, 'checkHeaders');
+      return false;
+    }
+    if (cls.era !== 'modern') return true;
+    const std = checkStandardHeaders({ method: mcp.method!, params: mcp.params, headers: mcp.headers });
+    if (std) {
+      sendRefusal(req, res, std, 'checkHeaders');
+      return false;
+    }
+    if (lookup && mcp.method === 'tools/call' && mcp.target !== undefined) {
+      const params = lookup(mcp.target, req);
+      if (params && params.length > 0) {
+        const bad = checkParamHeaders(params, mcp.arguments, req.headers);
+        if (bad) {
+          sendRefusal(req, res, bad, 'checkHeaders');
+          return false;
+        }
+      }
+    }
+    return true;
+  };
   return function mcpCheckHeaders(req, res, next) {
     if (req.method !== 'POST') return next();
+    const now = parsedNow(req);
+    if (now !== undefined && 'kind' in now) {
+      // Already parsed (parse() ran before): check synchronously, no promise per request.
+      let go: boolean;
+      try {
+        go = check(req, res, now);
+      } catch (err) {
+        return sendInternalError(req, res, err, 'checkHeaders', logger);
+      }
+      if (go) next();
+      return;
+    }
     ensureParsed(req, res, 'checkHeaders').then(
       (mcp) => {
-        if (!mcp) return;
-        if (mcp.kind !== 'request') return next();
-        const cls = classifyOnce(req, mcp, versions);
-        if (!cls.ok) return sendRefusal(req, res, cls, 'checkHeaders');
-        if (cls.era !== 'modern') return next();
-        const std = checkStandardHeaders({ method: mcp.method!, params: mcp.params, headers: mcp.headers });
-        if (std) return sendRefusal(req, res, std, 'checkHeaders');
-        if (lookup && mcp.method === 'tools/call' && mcp.target !== undefined) {
-          const params = lookup(mcp.target);
-          if (params && params.length > 0) {
-            const bad = checkParamHeaders(params, mcp.arguments, req.headers);
-            if (bad) return sendRefusal(req, res, bad, 'checkHeaders');
-          }
-        }
-        next();
+        if (mcp && check(req, res, mcp)) next();
       },
       (err: unknown) => sendInternalError(req, res, err, 'checkHeaders', logger),
     );

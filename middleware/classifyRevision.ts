@@ -6,7 +6,8 @@
  */
 import type { ClassifyOptions } from '../lib/classify.js';
 import { MODERN_VERSIONS, LEGACY_VERSIONS } from '../lib/revisions.js';
-import { classifyOnce, ensureParsed } from './context.js';
+import { classifyOnce, ensureParsed, parsedNow } from './context.js';
+import type { McpRequest } from '../lib/request.js';
 import { badOption, sendInternalError, sendRefusal, stderrLogger } from './respond.js';
 import type { Logger, Middleware } from './types.js';
 
@@ -37,14 +38,34 @@ export function classifyRevision(options: ClassifyRevisionOptions = {}): Middlew
     throw new TypeError('classifyRevision: options must be an object');
   const versions = versionOptions('classifyRevision', options);
   const logger = options.logger ?? stderrLogger;
+  /** True when the request may go on; otherwise the refusal has been written. */
+  const check = (
+    req: Parameters<Middleware>[0],
+    res: Parameters<Middleware>[1],
+    mcp: McpRequest,
+  ): boolean => {
+    const result = classifyOnce(req, mcp, versions);
+    if (result.ok) return true;
+    sendRefusal(req, res, result, 'classifyRevision');
+    return false;
+  };
   return function mcpClassifyRevision(req, res, next) {
     if (req.method !== 'POST') return next();
+    const now = parsedNow(req);
+    if (now !== undefined && 'kind' in now) {
+      // Already parsed (parse() ran before): decide synchronously, no promise per request.
+      let go: boolean;
+      try {
+        go = check(req, res, now);
+      } catch (err) {
+        return sendInternalError(req, res, err, 'classifyRevision', logger);
+      }
+      if (go) next();
+      return;
+    }
     ensureParsed(req, res, 'classifyRevision').then(
       (mcp) => {
-        if (!mcp) return;
-        const result = classifyOnce(req, mcp, versions);
-        if (!result.ok) return sendRefusal(req, res, result, 'classifyRevision');
-        next();
+        if (mcp && check(req, res, mcp)) next();
       },
       (err: unknown) => sendInternalError(req, res, err, 'classifyRevision', logger),
     );

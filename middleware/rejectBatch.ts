@@ -5,7 +5,7 @@
  * requires one message per POST; no handler ever sees a batch.
  */
 import { refusal } from '../lib/errors.js';
-import { type BodyOptions, ensureParsed, isBatch, resolveBodyOptions } from './context.js';
+import { type BodyOptions, ensureParsed, isBatch, parsedNow, resolveBodyOptions } from './context.js';
 import { sendInternalError, sendRefusal, stderrLogger } from './respond.js';
 import type { Logger, Middleware } from './types.js';
 
@@ -20,6 +20,9 @@ export function rejectBatch(options: RejectBatchOptions = {}): Middleware {
   const logger = options.logger ?? stderrLogger;
   return function mcpRejectBatch(req, res, next) {
     if (req.method !== 'POST') return next();
+    // Parsed already into one message (parse() ran before): certainly not a batch; go on without a promise.
+    const now = parsedNow(req);
+    if (now !== undefined && 'kind' in now) return next();
     isBatch(req, body).then(
       (batch) => {
         if (batch === true) return sendRefusal(req, res, refusal('batch'), 'rejectBatch', { id: undefined });
