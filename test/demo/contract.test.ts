@@ -165,6 +165,24 @@ describe('the demo in both eras', () => {
     });
   });
 
+  test('spec §8.A 27 and 29: a notification → 202 with an empty body; Mcp-Session-Id and Last-Event-ID ignored', async () => {
+    const c = new McpTestClient(d.url, { headers: AUTH });
+    const note = await c.notify('notifications/initialized');
+    expect(note.status).toBe(202);
+    expect(note.text).toBe('');
+    const r = await c.listTools({}, { headers: { 'Mcp-Session-Id': 'abc', 'Last-Event-ID': '5' } });
+    expect(r.status).toBe(200);
+    expect(r.headers['mcp-session-id']).toBeUndefined();
+    expect(r.headers['mcp-protocol-version']).toBe('2026-07-28');
+    expect(r.body.result.resultType).toBe('complete');
+    expect(r.body.result.ttlMs).toBe(0);
+    expect(r.body.result.cacheScope).toBe('private');
+    expect(r.body.result._meta['io.modelcontextprotocol/serverInfo']).toEqual({
+      name: 'mcpware-demo',
+      version: '0.1.0',
+    });
+  });
+
   test('Origin not allowed by default → 403; GET → 405; /metrics after traffic', async () => {
     const base = d.url.replace(/\/mcp$/, '');
     const evil = await new McpTestClient(d.url, {
