@@ -190,7 +190,12 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
     transports: [new winston.transports.Console({ stderrLevels: ['error', 'warn', 'info', 'debug'] })],
   });
   const auditTransport = env.MCP_AUDIT_LOG
-    ? new winston.transports.File({ filename: env.MCP_AUDIT_LOG })
+    ? // A large write buffer: with winston's default 16 KiB an audit file cannot keep up with a saturated
+      // server and the backlog grows in memory (see the README's benchmark notes).
+      new winston.transports.File({
+        filename: env.MCP_AUDIT_LOG,
+        options: { flags: 'a', highWaterMark: 1 << 20 },
+      })
     : new winston.transports.Console();
   const auditLogger = winston.createLogger({
     level: 'info',

@@ -1,0 +1,62 @@
+/**
+ * Compile what the benchmark runs (index.ts, lib/, middleware/ and bench/) to CommonJS JavaScript under
+ * node_modules/.cache/mcpware-bench/build, file by file with TypeScript's own transpiler and the same target as `dist/cjs`.
+ *
+ * Why not run the servers with tsx: its loader adds about 16 MB of RSS to every process (it would count against
+ * the 100 MB target) and startup work; why not dist/: it may be older than the source being measured. The
+ * output is what `tsc -p tsconfig.build.json` emits for the same files (no type checking: `npm run typecheck`
+ * does that), so the servers run the library exactly as a user's `require('mcpware')` would.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
+
+export const ROOT = path.resolve(__dirname, '..');
+
+export const OUT = path.join(ROOT, 'bench', '.out');
+/** Under node_modules/.cache: ignored by git, eslint, prettier and tsc, and node_modules resolves from it. */
+export const CACHE = path.join(ROOT, 'node_modules', '.cache', 'mcpware-bench');
+export const BUILD = path.join(CACHE, 'build');
+
+const SOURCES = ['index.ts', 'lib', 'middleware', 'bench'];
+
+function walk(p: string, out: string[]): void {
+  const st = fs.statSync(p);
+  if (st.isDirectory()) {
+    for (const e of fs.readdirSync(p)) {
+      if (e.startsWith('.') || e === 'node_modules') continue;
+      walk(path.join(p, e), out);
+    }
+  } else if (p.endsWith('.ts') && !p.endsWith('.d.ts')) out.push(p);
+}
+
+/**
+ * Transpile every source file; returns the number of files written. `src` is where the library's source is
+ * read from (default: this checkout; bench/ab.ts passes a copy holding a change to try), `out` where it goes.
+ */
+export function build(src: string = ROOT, out: string = BUILD): number {
+  const files: string[] = [];
+  for (const s of SOURCES) walk(path.join(s === 'bench' ? ROOT : src, s), files);
+  const options: ts.CompilerOptions = {
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.CommonJS,
+    esModuleInterop: true,
+    sourceMap: false,
+  };
+  for (const file of files) {
+    const rel = path.relative(file.startsWith(path.join(ROOT, 'bench') + path.sep) ? ROOT : src, file);
+    const target = path.join(out, rel.replace(/\.ts$/, '.js'));
+    const { outputText } = ts.transpileModule(fs.readFileSync(file, 'utf8'), {
+      compilerOptions: options,
+      fileName: file,
+    });
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    fs.writeFileSync(target, outputText);
+  }
+  return files.length;
+}
+
+if (require.main === module) {
+  const n = build();
+  process.stdout.write(`compiled ${n} files to ${path.relative(ROOT, BUILD)}\n`);
+}

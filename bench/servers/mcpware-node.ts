@@ -1,0 +1,12 @@
+/** Server 6: the same mcpware full stack on bare `node:http`, chained with `compose()` (Connect-style). */
+import { compose } from '../../index.js';
+import { listen, serveStats } from './common.js';
+import { fullStack } from './stack.js';
+
+const stack = fullStack('mcpware-node', process.env.BENCH_OUT ?? '.');
+const chain = compose(stack.middlewares);
+
+listen((req, res) => {
+  if (serveStats(req, res, stack.stats)) return;
+  chain(req, res);
+}, 'mcpware-node');
