@@ -9,10 +9,10 @@
 import type { IncomingMessage } from 'node:http';
 import { checkStandardHeaders } from '../lib/headers.js';
 import { type ParamHeader, checkParamHeaders } from '../lib/xmcpheader.js';
-import { classifyOnce, ensureParsed, parsedNow } from './context.js';
+import { afterParse, classifyOnce } from './context.js';
 import type { McpRequest } from '../lib/request.js';
 import { type ClassifyRevisionOptions, versionOptions } from './classifyRevision.js';
-import { badOption, sendInternalError, sendRefusal, stderrLogger } from './respond.js';
+import { badOption, sendRefusal, stderrLogger } from './respond.js';
 import type { Middleware } from './types.js';
 
 export interface CheckHeadersOptions extends ClassifyRevisionOptions {
@@ -66,23 +66,6 @@ export function checkHeaders(options: CheckHeadersOptions = {}): Middleware {
   };
   return function mcpCheckHeaders(req, res, next) {
     if (req.method !== 'POST') return next();
-    const now = parsedNow(req);
-    if (now !== undefined && 'kind' in now) {
-      // Already parsed (parse() ran before): check synchronously, no promise per request.
-      let go: boolean;
-      try {
-        go = check(req, res, now);
-      } catch (err) {
-        return sendInternalError(req, res, err, 'checkHeaders', logger);
-      }
-      if (go) next();
-      return;
-    }
-    ensureParsed(req, res, 'checkHeaders').then(
-      (mcp) => {
-        if (mcp && check(req, res, mcp)) next();
-      },
-      (err: unknown) => sendInternalError(req, res, err, 'checkHeaders', logger),
-    );
+    afterParse(req, res, next, 'checkHeaders', logger, (mcp) => check(req, res, mcp));
   };
 }

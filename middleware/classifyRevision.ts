@@ -6,9 +6,9 @@
  */
 import type { ClassifyOptions } from '../lib/classify.js';
 import { MODERN_VERSIONS, LEGACY_VERSIONS } from '../lib/revisions.js';
-import { classifyOnce, ensureParsed, parsedNow } from './context.js';
+import { afterParse, classifyOnce } from './context.js';
 import type { McpRequest } from '../lib/request.js';
-import { badOption, sendInternalError, sendRefusal, stderrLogger } from './respond.js';
+import { badOption, sendRefusal, stderrLogger } from './respond.js';
 import type { Logger, Middleware } from './types.js';
 
 export interface ClassifyRevisionOptions {
@@ -51,23 +51,6 @@ export function classifyRevision(options: ClassifyRevisionOptions = {}): Middlew
   };
   return function mcpClassifyRevision(req, res, next) {
     if (req.method !== 'POST') return next();
-    const now = parsedNow(req);
-    if (now !== undefined && 'kind' in now) {
-      // Already parsed (parse() ran before): decide synchronously, no promise per request.
-      let go: boolean;
-      try {
-        go = check(req, res, now);
-      } catch (err) {
-        return sendInternalError(req, res, err, 'classifyRevision', logger);
-      }
-      if (go) next();
-      return;
-    }
-    ensureParsed(req, res, 'classifyRevision').then(
-      (mcp) => {
-        if (mcp && check(req, res, mcp)) next();
-      },
-      (err: unknown) => sendInternalError(req, res, err, 'classifyRevision', logger),
-    );
+    afterParse(req, res, next, 'classifyRevision', logger, (mcp) => check(req, res, mcp));
   };
 }

@@ -8,7 +8,8 @@ import { type Refusal, refusal } from '../lib/errors.js';
 import { type ParseResult, isBatchBytes, parseMessage, parseValue } from '../lib/jsonrpc.js';
 import { type ClassifyOptions, type ClassifyResult, classifyRevision } from '../lib/classify.js';
 import { type McpRequest, toMcpRequest } from '../lib/request.js';
-import { localsOf, sendRefusal } from './respond.js';
+import { localsOf, sendInternalError, sendRefusal } from './respond.js';
+import type { Logger } from './types.js';
 
 export const DEFAULT_BODY_LIMIT = 4 * 1024 * 1024;
 
@@ -226,6 +227,38 @@ export function parseRequest(
  */
 export function parsedNow(req: IncomingMessage): McpRequest | Refusal | undefined {
   return (req as WithState)[STATE]?.done;
+}
+
+/**
+ * Run a middleware's synchronous `check` on the parsed request, then call `next` when it returns true (it
+ * writes its own refusal otherwise). When `parse()` already ran this happens at once, with no promise per
+ * request; otherwise after the shared lazy parse. Unexpected exceptions become a generic -32603.
+ */
+export function afterParse(
+  req: IncomingMessage,
+  res: ServerResponse,
+  next: (err?: unknown) => void,
+  by: string,
+  logger: Logger,
+  check: (mcp: McpRequest) => boolean,
+): void {
+  const now = parsedNow(req);
+  if (now !== undefined && 'kind' in now) {
+    let go: boolean;
+    try {
+      go = check(now);
+    } catch (err) {
+      return sendInternalError(req, res, err, by, logger);
+    }
+    if (go) next();
+    return;
+  }
+  ensureParsed(req, res, by).then(
+    (mcp) => {
+      if (mcp && check(mcp)) next();
+    },
+    (err: unknown) => sendInternalError(req, res, err, by, logger),
+  );
 }
 
 /**
