@@ -325,6 +325,8 @@ function readJson<T>(file: string): T | undefined {
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   fs.mkdirSync(OUT, { recursive: true });
+  // The servers' audit logs of earlier runs (winston numbers rotated files anew in each process): not kept.
+  for (const f of fs.readdirSync(OUT)) if (/^audit-.*\.log$/.test(f)) fs.rmSync(path.join(OUT, f));
   if (!process.argv.includes('--render')) log(`compiling: ${build()} files → ${path.relative(ROOT, BUILD)}`);
   const loadBefore = os.loadavg();
   log(`load average before: ${loadBefore.map((x) => x.toFixed(2)).join(' ')}`);
