@@ -62,7 +62,10 @@ function fileLogger(): Logged {
       for (let i = 0; i < 400; i++) {
         const text = raw();
         // Only complete lines: the last piece is '' or a record still being written.
-        const ls = text.split('\n').slice(0, -1).filter((l) => l !== '');
+        const ls = text
+          .split('\n')
+          .slice(0, -1)
+          .filter((l) => l !== '');
         if (ls.length >= n) return ls.map((l) => JSON.parse(l) as Record<string, unknown>);
         await new Promise((r) => setTimeout(r, 25));
       }
