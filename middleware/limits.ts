@@ -194,20 +194,10 @@ class MemorySemaphore {
   }
 }
 
-class MemoryBackend implements Backend {
-  readonly name = 'memory';
-  private readonly rpm: RateLimiterMemory | undefined;
-  private readonly budget: RateLimiterMemory | undefined;
-  readonly sem: Record<InflightScope, MemorySemaphore> = {
-    user: new MemorySemaphore(),
-    global: new MemorySemaphore(),
-  };
-
-  constructor(w: Windows) {
-    this.rpm = w.rpm > 0 ? new RateLimiterMemory({ points: w.rpm, duration: RPM_WINDOW_SECONDS }) : undefined;
-    this.budget =
-      w.budget > 0 ? new RateLimiterMemory({ points: w.budget, duration: BUDGET_WINDOW_SECONDS }) : undefined;
-  }
+/** The fixed windows (requests per minute, hourly budget) both stores keep in rate-limiter-flexible. */
+abstract class WindowedBackend {
+  protected rpm: RateLimiterMemory | RateLimiterRedis | undefined;
+  protected budget: RateLimiterMemory | RateLimiterRedis | undefined;
   async budgetUsed(key: string): Promise<{ used: number; msBeforeNext: number } | null> {
     const r = await this.budget!.get(key);
     return r ? { used: r.consumedPoints, msBeforeNext: r.msBeforeNext } : null;
@@ -217,6 +207,21 @@ class MemoryBackend implements Backend {
   }
   takeRpm(key: string): Promise<RpmResult> {
     return consumeOne(this.rpm!, key);
+  }
+}
+
+class MemoryBackend extends WindowedBackend implements Backend {
+  readonly name = 'memory';
+  readonly sem: Record<InflightScope, MemorySemaphore> = {
+    user: new MemorySemaphore(),
+    global: new MemorySemaphore(),
+  };
+
+  constructor(w: Windows) {
+    super();
+    this.rpm = w.rpm > 0 ? new RateLimiterMemory({ points: w.rpm, duration: RPM_WINDOW_SECONDS }) : undefined;
+    this.budget =
+      w.budget > 0 ? new RateLimiterMemory({ points: w.budget, duration: BUDGET_WINDOW_SECONDS }) : undefined;
   }
   async acquire(scope: InflightScope, key: string, limit: number): Promise<boolean> {
     return this.sem[scope].tryAcquire(key, limit);
@@ -265,10 +270,8 @@ class RedisNotReadyError extends Error {
   }
 }
 
-class RedisBackend implements Backend {
+class RedisBackend extends WindowedBackend implements Backend {
   readonly name = 'redis';
-  private readonly rpm: RateLimiterRedis | undefined;
-  private readonly budget: RateLimiterRedis | undefined;
   private readonly acquireSha = sha1(ACQUIRE_LUA);
   private readonly renewSha = sha1(RENEW_LUA);
   /** Slots this process holds, per Redis key: renewed on a timer until released. */
@@ -286,6 +289,7 @@ class RedisBackend implements Backend {
     private readonly leaseMs: number,
     private readonly onRenewError: (e: Error) => void,
   ) {
+    super();
     const common = { storeClient: client, rejectIfRedisNotReady: true, inMemoryBlockOnConsumed: 0 };
     this.rpm =
       w.rpm > 0
@@ -325,17 +329,6 @@ class RedisBackend implements Backend {
 
   private slotKey(scope: InflightScope, key: string): string {
     return scope === 'global' ? `${this.prefix}:conc:global` : `${this.prefix}:conc:user:${key}`;
-  }
-
-  async budgetUsed(key: string): Promise<{ used: number; msBeforeNext: number } | null> {
-    const r = await this.budget!.get(key);
-    return r ? { used: r.consumedPoints, msBeforeNext: r.msBeforeNext } : null;
-  }
-  async chargeBudget(key: string, ms: number): Promise<void> {
-    await this.budget!.penalty(key, ms);
-  }
-  takeRpm(key: string): Promise<RpmResult> {
-    return consumeOne(this.rpm!, key);
   }
 
   async acquire(scope: InflightScope, key: string, limit: number, token: string): Promise<boolean> {
