@@ -64,7 +64,14 @@ import {
 import { DEFAULT_LEGACY_VERSION, isModernClaim, negotiateVersion } from '../lib/revisions.js';
 import { type ChangeEvent, type ChangeFeed, changesOf } from './changes.js';
 import { type ClassifyRevisionOptions, versionOptions } from './classifyRevision.js';
-import { type BodyOptions, classifyOnce, ensureParsed, resolveBodyOptions } from './context.js';
+import {
+  type BodyOptions,
+  admitParsed,
+  classifyOnce,
+  ensureParsed,
+  parsedNow,
+  resolveBodyOptions,
+} from './context.js';
 import {
   type CallContext,
   HANDLER_METHODS,
@@ -134,6 +141,8 @@ export type DispatchMiddleware = Middleware & {
 const F = 'dispatch';
 const TOOLS_CALL = routeKey('tools/call');
 const TOOLS_LIST = routeKey('tools/list');
+/** A cheap first look at Accept before splitting it (bounded: a literal). */
+const EVENT_STREAM = /event-stream/i;
 
 interface Bound {
   fn: HandlerMethod;
@@ -545,14 +554,24 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     }
   }
 
-  async function applyOutbound(
+  /** The request's outbound transforms (redaction) applied in order; synchronous when there are none. */
+  function applyOutbound(
     locals: RequestLocals,
     value: unknown,
     method: string,
     kind: 'result' | 'notification',
-  ): Promise<unknown> {
+  ): unknown {
     const transforms = locals.outbound;
-    if (!Array.isArray(transforms)) return value;
+    if (!Array.isArray(transforms) || transforms.length === 0) return value;
+    return applyTransforms(transforms, value, method, kind);
+  }
+
+  async function applyTransforms(
+    transforms: readonly unknown[],
+    value: unknown,
+    method: string,
+    kind: 'result' | 'notification',
+  ): Promise<unknown> {
     for (const t of transforms) {
       if (typeof t !== 'function') continue;
       value = t(value, { method, kind });
@@ -598,7 +617,7 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
 
   function acceptsEventStream(req: IncomingMessage): boolean {
     const a = req.headers.accept;
-    if (typeof a !== 'string') return false;
+    if (typeof a !== 'string' || !EVENT_STREAM.test(a)) return false;
     return a.split(',').some((part) => {
       const semi = part.indexOf(';');
       return (semi < 0 ? part : part.slice(0, semi)).trim().toLowerCase() === 'text/event-stream';
@@ -610,7 +629,8 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     const canStream = acceptsEventStream(req);
     let streaming = false;
     let closed = false;
-    let queue: Promise<void> = Promise.resolve();
+    // Messages sent before the response, in order; most answers have none and never make a promise for them.
+    let queue: Promise<void> | undefined;
     const event = (text: string): string => `event: message\ndata: ${text}\n\n`;
     const startStream = (): void => {
       streaming = true;
@@ -632,7 +652,7 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
       canStream,
       push(message, critical = false) {
         if (closed || !canStream || gone() || (res.headersSent && !streaming)) return false;
-        queue = queue.then(async () => {
+        queue = (queue ?? Promise.resolve()).then(async () => {
           if (gone()) return;
           const what = typeof message.method === 'string' ? message.method : 'message';
           let text: string;
@@ -658,13 +678,13 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
       },
       comment(text) {
         if (closed || !streaming) return;
-        queue = queue.then(() => {
+        queue = (queue ?? Promise.resolve()).then(() => {
           if (!gone()) res.write(`: ${text}\n\n`);
         });
       },
       async send(status, text, record) {
         closed = true;
-        await queue;
+        if (queue) await queue;
         if (streaming) {
           // The ResponseRecord contract: `stream` marks an SSE answer (an error keeps its code).
           locals.response = { ...record, resultType: 'stream' };
@@ -757,14 +777,14 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
   /** The per-request pieces shared by every round of one request. */
   interface Call {
     reply: Reply;
-    ac: AbortController;
+    ac: LazyAbort;
     clientCapabilities: JsonObject;
     principal: string;
   }
 
   function openCall(reply: Reply): Call {
     const { res, mcp, era, locals } = reply;
-    const ac = new AbortController();
+    const ac = new LazyAbort();
     // Closing the stream (or the connection, for a JSON answer) before the answer is written cancels the call.
     const onClose = (): void => {
       if (!res.writableFinished) ac.abort(new Error('The client went away'));
@@ -789,35 +809,34 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
   function makeContext(call: Call, round: RoundInput): CallContext {
     const { reply, ac, clientCapabilities } = call;
     const { req, mcp, era, locals } = reply;
-    const ctx: CallContext = {
-      method: mcp.method ?? '',
-      id: mcp.id,
+    const ctx: CallContext = new RequestContext(
+      mcp.method ?? '',
+      mcp.id,
       era,
-      version:
-        era === 'modern' || mcp.version !== undefined
-          ? mcp.version
-          : mcp.method === 'initialize'
-            ? negotiateVersion(mcp.params?.protocolVersion, legacyVersions)
-            : // 2025-11-25 transport: a request without the header is assumed to speak 2025-03-26.
-              DEFAULT_LEGACY_VERSION,
-      principal: locals.principal,
-      meta: mcp.meta,
+      era === 'modern' || mcp.version !== undefined
+        ? mcp.version
+        : mcp.method === 'initialize'
+          ? negotiateVersion(mcp.params?.protocolVersion, legacyVersions)
+          : // 2025-11-25 transport: a request without the header is assumed to speak 2025-03-26.
+            DEFAULT_LEGACY_VERSION,
+      locals.principal,
+      mcp.meta,
       clientCapabilities,
       locals,
       req,
-      signal: ac.signal,
-      charge(ms: number): void {
+      ac,
+      (ms: number): void => {
         if (typeof ms !== 'number' || !Number.isFinite(ms)) return;
         locals.chargedMs = (locals.chargedMs ?? 0) + ms;
       },
       logger,
-    };
+    );
     if (mcp.kind !== 'request') return ctx;
     // Progress only when the client asked for it (a progressToken), increasing, and while the request runs.
     const token = mcp.meta?.[META.progressToken];
     let last = -Infinity;
     ctx.progress = (progress, total, message) => {
-      if ((typeof token !== 'string' && typeof token !== 'number') || ac.signal.aborted) return false;
+      if ((typeof token !== 'string' && typeof token !== 'number') || ac.aborted) return false;
       if (typeof progress !== 'number' || !Number.isFinite(progress) || progress <= last) return false;
       last = progress;
       const params: JsonObject = { progressToken: token, progress };
@@ -834,7 +853,7 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
         !isLogLevel(wanted) ||
         !isLogLevel(level) ||
         logLevelRank(level) < logLevelRank(wanted) ||
-        ac.signal.aborted
+        ac.aborted
       )
         return false;
       const params: JsonObject = { level, data };
@@ -1257,7 +1276,7 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     // metrics listen for the response's close, possibly before the handler notices) sees a cancelled call.
     locals.response = { resultType: 'cancelled' };
     /** One round: the round's MRTR members are read from the params (client retries) or given (legacy rounds). */
-    const invoke = async (params: JsonObject, given?: RoundInput): Promise<unknown> => {
+    const invoke = (params: JsonObject, given?: RoundInput): unknown => {
       const round = given ?? readRound(call, params);
       const ctx = makeContext(call, round);
       if (views.length > 0 && key === TOOLS_CALL) {
@@ -1268,7 +1287,7 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
         }
         if (actual !== undefined && actual !== name) params = { ...params, name: actual };
       }
-      return bound ? await bound.fn.call(bound.obj, params, ctx) : await builtin!(params, ctx);
+      return bound ? bound.fn.call(bound.obj, params, ctx) : builtin!(params, ctx);
     };
     /** A handler's input-required result, checked; anything wrong with it is a server bug (or -32021). */
     const checked = (v: InputRequiredResult): InputRequiredResult => {
@@ -1328,15 +1347,16 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
           );
         value = { ...value, tools };
       }
-      value = await applyOutbound(locals, value, method, 'result');
+      value = applyOutbound(locals, value, method, 'result');
+      if (value instanceof Promise) value = await value;
     } catch (err) {
-      if (call.ac.signal.aborted) {
+      if (call.ac.aborted) {
         locals.response = { resultType: 'cancelled' };
         return;
       }
       return sendThrown(reply, err);
     }
-    if (call.ac.signal.aborted) {
+    if (call.ac.aborted) {
       locals.response = { resultType: 'cancelled' };
       return;
     }
@@ -1360,7 +1380,9 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
   }
 
   async function run(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const mcp = await ensureParsed(req, res, F, body);
+    // Already parsed (by parse(), or another middleware): go on without waiting for a promise.
+    const now = parsedNow(req);
+    const mcp = now !== undefined ? admitParsed(req, res, now, F) : await ensureParsed(req, res, F, body);
     if (!mcp) return;
     const cls = classifyOnce(req, mcp, versions);
     if (!cls.ok) return sendRefusal(req, res, cls, F);
@@ -1399,6 +1421,66 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
       return { listenStreams: listeners.size, pendingInputs: pendingInputs.size };
     },
   });
+}
+
+/**
+ * A handler's context. A class rather than an object literal so that `signal` can be a getter on the prototype
+ * (an accessor in a literal made every request measurably slower) and the AbortController is made only on demand.
+ */
+class RequestContext implements CallContext {
+  declare progress?: CallContext['progress'];
+  declare log?: CallContext['log'];
+  declare inputResponses?: CallContext['inputResponses'];
+  declare requestState?: unknown;
+  declare inputRequired?: CallContext['inputRequired'];
+  declare requireClientCapabilities?: CallContext['requireClientCapabilities'];
+  readonly #abort: LazyAbort;
+
+  constructor(
+    public method: string,
+    public id: CallContext['id'],
+    public era: Era,
+    public version: string | undefined,
+    public principal: CallContext['principal'],
+    public meta: CallContext['meta'],
+    public clientCapabilities: JsonObject,
+    public locals: RequestLocals,
+    public req: IncomingMessage,
+    abort: LazyAbort,
+    public charge: (ms: number) => void,
+    public logger: Logger,
+  ) {
+    this.#abort = abort;
+  }
+
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+}
+
+/**
+ * An AbortController made only when something asks for its signal: building one costs a few microseconds, and
+ * most handlers never look at `ctx.signal`. `aborted` is readable without making it.
+ */
+class LazyAbort {
+  aborted = false;
+  private reason: unknown;
+  private controller: AbortController | undefined;
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.aborted) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.controller?.abort(reason);
+  }
 }
 
 export type { CacheHint, Implementation, ServerCapabilities };

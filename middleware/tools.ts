@@ -212,6 +212,11 @@ interface Entry {
 }
 
 const isObj = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
+/** A promise or promise-like value (awaited only then: awaiting a plain value still costs a microtask). */
+const isThenable = (v: unknown): v is PromiseLike<unknown> =>
+  v !== null &&
+  (typeof v === 'object' || typeof v === 'function') &&
+  typeof (v as { then?: unknown }).then === 'function';
 
 function deepFreeze<T>(v: T): T {
   const stack: unknown[] = [v];
@@ -471,7 +476,8 @@ export class ToolRegistry {
     try {
       const actual = resolveThrough(name, toolViewsOf(ctx.locals));
       const entry = actual === undefined ? undefined : this.#entries.get(actual);
-      const def = entry ? await this.#describe(entry, ctx) : undefined;
+      const described = entry ? this.#describe(entry, ctx) : undefined;
+      const def = described instanceof Promise ? await described : described;
       if (!entry || !def) {
         end.outcome = 'unknown_tool';
         const available = (await this.visibleTools(ctx)).map((t) => t.name).slice(0, this.#maxHint);
@@ -499,7 +505,8 @@ export class ToolRegistry {
       }
       end.outcome = 'error';
       if (this.#before) await this.#before({ name, tool: entry.tool.name, args, ctx });
-      const r = await entry.tool.call(args, ctx);
+      const called = entry.tool.call(args, ctx);
+      const r = isThenable(called) ? await called : called;
       if (isInputRequiredResult(r)) {
         // Checked and encoded by the dispatcher (capabilities, shape); the tool's outputSchema does not apply.
         end.result = r as unknown as CallToolResult;
@@ -586,7 +593,12 @@ export class ToolRegistry {
   }
 
   /** This caller's definition of a tool, or `undefined` when hidden. A failing describe() hides the tool. */
-  async #describe(e: Entry, ctx: CallContext): Promise<ToolDefinition | undefined> {
+  /** The tool's definition for this request: synchronous for a static tool, a promise when it has describe(). */
+  #describe(e: Entry, ctx: CallContext): ToolDefinition | undefined | Promise<ToolDefinition | undefined> {
+    return e.tool.describe ? this.#describeDynamic(e, ctx) : this.#definition(e, undefined, ctx);
+  }
+
+  async #describeDynamic(e: Entry, ctx: CallContext): Promise<ToolDefinition | undefined> {
     const t = e.tool;
     let d: ToolDescription | undefined | null | false;
     if (t.describe) {
@@ -608,6 +620,11 @@ export class ToolRegistry {
         return undefined;
       }
     }
+    return this.#definition(e, d, ctx);
+  }
+
+  #definition(e: Entry, d: ToolDescription | undefined | null | false, ctx: CallContext): ToolDefinition {
+    const t = e.tool;
     const def: ToolDefinition = { name: t.name, inputSchema: e.inputSchema };
     const src: Record<string, unknown> = d ? { ...pickStatic(t), ...d } : pickStatic(t);
     for (const k of Object.keys(src)) {
