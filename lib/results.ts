@@ -12,11 +12,32 @@ import { META } from './meta.js';
  * The route of a method: its namespace (before the first `/`, or `""` for a root method) and its folded member
  * (lib/fold.ts): `resources/templates/list` → [`resources`, `templatesList`], `ping` → [``, `ping`].
  */
-export function routeOf(method: string): [namespace: string, member: string] {
+export function routeOf(method: string): readonly [namespace: string, member: string] {
+  return routeOfCached(method).route;
+}
+
+interface RouteEntry {
+  route: readonly [string, string];
+  key: string;
+}
+
+/**
+ * Routes of the method names seen so far: the dispatcher asks for one method's route several times per request.
+ * Bounded (a caller can send any name): past {@link ROUTE_CACHE_SIZE} names, new ones are computed each time.
+ */
+const ROUTE_CACHE = new Map<string, RouteEntry>();
+const ROUTE_CACHE_SIZE = 1024;
+
+function routeOfCached(method: string): RouteEntry {
+  const hit = ROUTE_CACHE.get(method);
+  if (hit) return hit;
   const slash = method.indexOf('/');
-  if (slash < 0) return ['', method];
-  const ns = method.slice(0, slash);
-  return [ns, foldMethod(method).slice(ns.length + 1)];
+  const ns = slash < 0 ? '' : method.slice(0, slash);
+  const member = slash < 0 ? method : foldMethod(method).slice(ns.length + 1);
+  const route = Object.freeze([ns, member] as const);
+  const entry: RouteEntry = { route, key: `${ns}\u0000${member}` };
+  if (ROUTE_CACHE.size < ROUTE_CACHE_SIZE) ROUTE_CACHE.set(method, entry);
+  return entry;
 }
 
 /**
@@ -26,8 +47,7 @@ export function routeOf(method: string): [namespace: string, member: string] {
  * `tools.list` is not mistaken for `tools/list`.
  */
 export function routeKey(method: string): string {
-  const [ns, member] = routeOf(method);
-  return `${ns}\u0000${member}`;
+  return routeOfCached(method).key;
 }
 
 const routeSet = (methods: readonly string[]): ReadonlySet<string> => new Set(methods.map(routeKey));

@@ -597,8 +597,8 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     mcp: McpRequest;
     era: Era;
     locals: RequestLocals;
-    /** Whether the client accepts an SSE answer. */
-    canStream: boolean;
+    /** Whether the client accepts an SSE answer (read from Accept on first use). */
+    canStream(): boolean;
     /**
      * Queue a message before the response; false when it cannot be delivered (no SSE, answered, client gone). A
      * message that fails its outbound transform is dropped; when it is `critical` (the stream makes no sense
@@ -626,7 +626,8 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
 
   function makeReply(req: IncomingMessage, res: ServerResponse, mcp: McpRequest, era: Era): Reply {
     const locals = localsOf(req);
-    const canStream = acceptsEventStream(req);
+    let accepts: boolean | undefined;
+    const canStream = (): boolean => (accepts ??= acceptsEventStream(req));
     let streaming = false;
     let closed = false;
     // Messages sent before the response, in order; most answers have none and never make a promise for them.
@@ -651,7 +652,7 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
       locals,
       canStream,
       push(message, critical = false) {
-        if (closed || !canStream || gone() || (res.headersSent && !streaming)) return false;
+        if (closed || !canStream() || gone() || (res.headersSent && !streaming)) return false;
         queue = (queue ?? Promise.resolve()).then(async () => {
           if (gone()) return;
           const what = typeof message.method === 'string' ? message.method : 'message';
@@ -955,7 +956,7 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     const requests = Object.entries(value.inputRequests ?? {});
     const answers: Record<string, JsonObject> = {};
     if (requests.length === 0) return answers;
-    if (!reply.canStream) {
+    if (!reply.canStream()) {
       throw new McpError(
         ErrorCode.InternalError,
         'This request needs input from the client, which a 2025-11-25 client receives on a text/event-stream answer; the request does not accept one',
@@ -1055,7 +1056,7 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
         200,
       );
     }
-    if (!reply.canStream) {
+    if (!reply.canStream()) {
       return sendRpcError(
         reply,
         ErrorCode.InvalidRequest,
