@@ -526,6 +526,10 @@ class Limiter {
 
   /** Release a slot where it was taken. A lost Redis release is harmless: the slot's lease runs out. */
   release(slot: Slot): void {
+    if (slot.backend instanceof MemoryBackend) {
+      slot.backend.sem[slot.scope].release(slot.key);
+      return;
+    }
     const p =
       slot.backend === this.primary && this.primary.name === 'redis'
         ? withTimeout(slot.backend.release(slot.scope, slot.key, slot.token), this.timeoutMs)
@@ -768,6 +772,21 @@ export function limits(options: Readonly<LimitsOptions> = {}): LimitsMiddleware 
   const instance = randomBytes(9).toString('base64url');
   let seq = 0;
 
+  // In memory a slot is a counter: taken synchronously, with no promise per request.
+  const memory = lim.primary instanceof MemoryBackend ? lim.primary : undefined;
+  const takeMemorySlot = (
+    backend: MemoryBackend,
+    scope: InflightScope,
+    key: string,
+    limit: number,
+    held: Slot[],
+  ): boolean => {
+    if (!backend.sem[scope].tryAcquire(key, limit)) return false;
+    held.push({ scope, key, token: '', backend });
+    setInflight(scope, 1);
+    return true;
+  };
+
   const takeSlot = async (
     scope: InflightScope,
     key: string,
@@ -851,11 +870,23 @@ export function limits(options: Readonly<LimitsOptions> = {}): LimitsMiddleware 
       // streams itself. Seen only when the request was parsed before this middleware (the recommended order).
       const mcp = req.locals?.mcp;
       const longLived = mcp?.kind === 'request' && mcp.method === 'subscriptions/listen';
-      if (!longLived && userConc > 0 && !(await takeSlot('user', key, userConc, held))) {
+      if (
+        !longLived &&
+        userConc > 0 &&
+        !(memory
+          ? takeMemorySlot(memory, 'user', key, userConc, held)
+          : await takeSlot('user', key, userConc, held))
+      ) {
         return await deny(req, res, 'user_concurrent', CONCURRENCY_RETRY_MS);
       }
       if (closed) return releaseAll(held);
-      if (!longLived && globalConc > 0 && !(await takeSlot('global', 'all', globalConc, held))) {
+      if (
+        !longLived &&
+        globalConc > 0 &&
+        !(memory
+          ? takeMemorySlot(memory, 'global', 'all', globalConc, held)
+          : await takeSlot('global', 'all', globalConc, held))
+      ) {
         releaseAll(held);
         return await deny(req, res, 'global_concurrent', CONCURRENCY_RETRY_MS);
       }
