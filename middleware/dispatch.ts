@@ -82,7 +82,7 @@ import {
 } from './handlers.js';
 import { badOption, localsOf, sendInternalError, sendRefusal, stderrLogger } from './respond.js';
 import { TOOL_VIEWS_APPLIED, exposeList, resolveThrough, toolViewsOf } from './toolFilter.js';
-import type { Logger, Middleware, RequestLocals } from './types.js';
+import type { Logger, Middleware, OutboundTransform, RequestLocals } from './types.js';
 
 export interface DispatchOptions extends ClassifyRevisionOptions, BodyOptions {
   /** Namespace → handler object (`tools`, `resources`, `prompts`, `completion`, …); root methods as functions. */
@@ -149,6 +149,12 @@ interface Bound {
   /** `this` for the call. */
   obj: object | undefined;
 }
+
+/** A promise or promise-like value. */
+const isThenable = (v: unknown): v is PromiseLike<unknown> =>
+  v !== null &&
+  (typeof v === 'object' || typeof v === 'function') &&
+  typeof (v as { then?: unknown }).then === 'function';
 
 const isObj = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -554,7 +560,10 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     }
   }
 
-  /** The request's outbound transforms (redaction) applied in order; synchronous when there are none. */
+  /**
+   * The request's outbound transforms (redaction) applied in order. Synchronous while they are (a throw is
+   * thrown); a promise from the first transform that returns one.
+   */
   function applyOutbound(
     locals: RequestLocals,
     value: unknown,
@@ -562,25 +571,29 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     kind: 'result' | 'notification',
   ): unknown {
     const transforms = locals.outbound;
-    if (!Array.isArray(transforms) || transforms.length === 0) return value;
-    return applyTransforms(transforms, value, method, kind);
+    if (!Array.isArray(transforms)) return value;
+    for (let i = 0; i < transforms.length; i++) {
+      const t: unknown = transforms[i];
+      if (typeof t !== 'function') continue;
+      value = (t as OutboundTransform)(value, { method, kind });
+      if (isThenable(value)) return finishTransforms(transforms, i + 1, value, method, kind);
+    }
+    return value;
   }
 
-  async function applyTransforms(
+  async function finishTransforms(
     transforms: readonly unknown[],
-    value: unknown,
+    from: number,
+    pending: PromiseLike<unknown>,
     method: string,
     kind: 'result' | 'notification',
   ): Promise<unknown> {
-    for (const t of transforms) {
+    let value = await pending;
+    for (let i = from; i < transforms.length; i++) {
+      const t: unknown = transforms[i];
       if (typeof t !== 'function') continue;
-      value = t(value, { method, kind });
-      if (
-        value !== null &&
-        typeof value === 'object' &&
-        typeof (value as { then?: unknown }).then === 'function'
-      )
-        value = await value;
+      value = (t as OutboundTransform)(value, { method, kind });
+      if (isThenable(value)) value = await value;
     }
     return value;
   }
@@ -1349,7 +1362,7 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
         value = { ...value, tools };
       }
       value = applyOutbound(locals, value, method, 'result');
-      if (value instanceof Promise) value = await value;
+      if (isThenable(value)) value = await value;
     } catch (err) {
       if (call.ac.aborted) {
         locals.response = { resultType: 'cancelled' };
