@@ -20,6 +20,7 @@
  * - The body is not read: a refused request costs no body parsing, and the refusal carries no JSON-RPC `id`
  *   unless an earlier middleware already parsed the request.
  */
+import { isThenable } from './thenable.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { refusal } from '../lib/errors.js';
 import { type ChallengeParams, bearerChallenge, isQuotable, readBearer } from '../lib/bearer.js';
@@ -216,39 +217,65 @@ export function chainMiddleware(
     });
   };
 
-  const decide = async (
+  /**
+   * Ask each member in turn; the first that does not pass decides. Synchronous while the members answer
+   * synchronously (API keys); from the first member that answers with a promise, the rest runs after it.
+   */
+  const decide = (
     req: IncomingMessage,
     res: ServerResponse,
     token: string,
     next: (err?: unknown) => void,
-  ): Promise<void> => {
-    const passed: { method: string; why: string }[] = [];
-    for (const a of members) {
-      const d = await a.check(token, req);
-      if (d.kind === 'pass') {
-        passed.push({ method: a.method, why: d.why });
-        continue;
+    from = 0,
+    passed: { method: string; why: string }[] = [],
+  ): Promise<void> | undefined => {
+    for (let i = from; i < members.length; i++) {
+      const a = members[i]!;
+      const d = a.check(token, req);
+      if (isThenable(d)) {
+        return Promise.resolve(d).then((settled) =>
+          apply(req, res, a, settled, next, passed)
+            ? decide(req, res, token, next, i + 1, passed)
+            : undefined,
+        );
       }
-      if (d.kind === 'ok') {
-        const locals = localsOf(req);
-        locals.principal = d.principal;
-        locals.auth = { outcome: 'ok', method: a.method };
-        next();
-        return;
-      }
-      log(logger, d.outcome === 'unavailable' ? 'error' : 'warn', `${a.by}: ${d.outcome} credential`, {
-        outcome: d.outcome,
-        method: a.method,
-        why: d.why,
-        ...(d.detail ?? {}),
-      });
-      const decided: Decided = { outcome: d.outcome, method: a.method, by: a.by };
-      if (d.scope) decided.scope = d.scope;
-      refuse(req, res, decided);
-      return;
+      if (!apply(req, res, a, d, next, passed)) return undefined;
     }
     log(logger, 'warn', `${by}: credential not recognized`, { outcome: 'invalid', passed });
     refuse(req, res, { outcome: 'invalid', by });
+    return undefined;
+  };
+
+  /** Act on one member's decision; true when it passed (the next member is asked). */
+  const apply = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    a: Authenticator,
+    d: AuthDecision,
+    next: (err?: unknown) => void,
+    passed: { method: string; why: string }[],
+  ): boolean => {
+    if (d.kind === 'pass') {
+      passed.push({ method: a.method, why: d.why });
+      return true;
+    }
+    if (d.kind === 'ok') {
+      const locals = localsOf(req);
+      locals.principal = d.principal;
+      locals.auth = { outcome: 'ok', method: a.method };
+      next();
+      return false;
+    }
+    log(logger, d.outcome === 'unavailable' ? 'error' : 'warn', `${a.by}: ${d.outcome} credential`, {
+      outcome: d.outcome,
+      method: a.method,
+      why: d.why,
+      ...(d.detail ?? {}),
+    });
+    const decided: Decided = { outcome: d.outcome, method: a.method, by: a.by };
+    if (d.scope) decided.scope = d.scope;
+    refuse(req, res, decided);
+    return false;
   };
 
   return function authenticateRequest(req, res, next) {
@@ -271,7 +298,7 @@ export function chainMiddleware(
         refuse(req, res, { outcome: 'invalid', by });
         return;
       }
-      decide(req, res, cred.token, next).catch((err: unknown) =>
+      decide(req, res, cred.token, next)?.catch((err: unknown) =>
         sendInternalError(req, res, err, by, logger),
       );
     } catch (err) {

@@ -29,6 +29,7 @@
  * middlewares. It does not check headers: mount `checkHeaders()` before it.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { isThenable } from './thenable.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Era, ErrorCode, McpError, refusal } from '../lib/errors.js';
 import type { JsonObject } from '../lib/jsonrpc.js';
@@ -149,12 +150,6 @@ interface Bound {
   /** `this` for the call. */
   obj: object | undefined;
 }
-
-/** A promise or promise-like value. */
-const isThenable = (v: unknown): v is PromiseLike<unknown> =>
-  v !== null &&
-  (typeof v === 'object' || typeof v === 'function') &&
-  typeof (v as { then?: unknown }).then === 'function';
 
 const isObj = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === 'object' && !Array.isArray(v);

@@ -12,6 +12,7 @@
  *   `structuredContent` that fails `outputSchema` is a server bug: -32603, detail to the log.
  */
 import Ajv2020 from 'ajv/dist/2020.js';
+import { isThenable } from './thenable.js';
 import type { IncomingMessage } from 'node:http';
 import { ErrorCode, McpError } from '../lib/errors.js';
 import type { JsonObject } from '../lib/jsonrpc.js';
@@ -212,11 +213,6 @@ interface Entry {
 }
 
 const isObj = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
-/** A promise or promise-like value (awaited only then: awaiting a plain value still costs a microtask). */
-const isThenable = (v: unknown): v is PromiseLike<unknown> =>
-  v !== null &&
-  (typeof v === 'object' || typeof v === 'function') &&
-  typeof (v as { then?: unknown }).then === 'function';
 
 function deepFreeze<T>(v: T): T {
   const stack: unknown[] = [v];

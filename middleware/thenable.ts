@@ -1,0 +1,14 @@
+/**
+ * Internal: awaiting only what is a promise. An `await` of a plain value still costs a microtask, and on the
+ * per-request path most values (a static tool's definition, an API-key decision, a synchronous redaction) are
+ * plain.
+ */
+
+/** A promise or promise-like value. */
+export function isThenable(v: unknown): v is PromiseLike<unknown> {
+  return (
+    v !== null &&
+    (typeof v === 'object' || typeof v === 'function') &&
+    typeof (v as { then?: unknown }).then === 'function'
+  );
+}
