@@ -13,9 +13,10 @@
  * Caller data only ever appears as values of these keys, never as keys, so it cannot overwrite server-set
  * fields; the record is at most two levels deep.
  *
- * It refuses nothing. A failing logger never affects the answer.
+ * It refuses nothing. A failing logger never affects the answer. A logger that falls `maxBacklog` records behind
+ * gets no new records until it catches up: they are dropped and counted (`stats().dropped`).
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { hash, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   type RedactTally,
@@ -148,9 +149,43 @@ export interface AuditOptions {
   arguments?: readonly string[];
   /** The `request_id` of a record. Default: a random UUID. Its result is sanitized and capped at 128. */
   requestId?: (req: IncomingMessage) => string;
-  /** Called when the logger throws or emits `error`. Default: one line on stderr. */
+  /**
+   * Called when the logger throws or emits `error`, and (at most once a second) while records are dropped
+   * because of `maxBacklog` (an Error with `code: 'AUDIT_BACKLOG'`). Default: one line on stderr.
+   */
   onError?: (err: unknown) => void;
+  /**
+   * How many records the logger may have queued before audit stops handing it new ones. Default 10 000;
+   * `Infinity` never drops.
+   *
+   * Why: `logger.log()` never waits. A winston Logger is an object-mode stream: when its transports cannot keep
+   * up, records queue in it without bound. Under saturation a File transport with winston's default 16 KiB
+   * buffer (fs.WriteStream's `highWaterMark`) writes fewer records per round trip to the disk than the server
+   * answers requests, so the queue, and the process's memory, grow for as long as the load lasts. When the
+   * logger is a stream (it has `writableLength`) and that many records or more are queued in it, the record is
+   * not logged but counted as dropped (see `stats()`), and `onError` hears about it (at most once a second).
+   * The bound is on the Logger's own queue: the few records in its and its transports' buffers (16 each for
+   * winston) come on top. Loggers that are not streams are never bounded; neither is a winston Stream
+   * transport's destination (that transport does not wait for its stream, so its backlog never reaches the
+   * Logger).
+   *
+   * Give the File transport a larger buffer so that it does not fall behind in the first place:
+   * `new winston.transports.File({ filename, options: { flags: 'a', highWaterMark: 1024 * 1024 } })`.
+   */
+  maxBacklog?: number;
 }
+
+/** What {@link AuditMiddleware.stats} reports. */
+export interface AuditStats {
+  /** Records not handed to the logger because it was `maxBacklog` records or more behind. */
+  dropped: number;
+}
+
+/** The audit middleware, with its counters. */
+export type AuditMiddleware = Middleware & {
+  /** Counters of this instance (a new object per call). */
+  stats(): AuditStats;
+};
 
 /** Caps (characters) per caller-authored field. */
 export const AUDIT_CAPS = Object.freeze({
@@ -177,29 +212,44 @@ export const CANONICAL_MAX_DEPTH = 128;
  * form; `undefined` members skipped. Depth-bounded, so a deep value cannot overflow the stack.
  */
 export function canonicalJson(v: unknown, maxDepth: number = CANONICAL_MAX_DEPTH): string {
-  const walk = (x: unknown, depth: number): string => {
-    if (x === null || typeof x === 'boolean' || typeof x === 'string') return JSON.stringify(x);
-    if (typeof x === 'number') return Number.isFinite(x) ? JSON.stringify(x) : 'null';
-    if (typeof x === 'bigint') return x.toString();
-    if (typeof x !== 'object') return 'null';
-    if (depth >= maxDepth) return '"[too_deep]"';
-    if (Array.isArray(x))
-      return '[' + x.map((e) => (e === undefined ? 'null' : walk(e, depth + 1))).join(',') + ']';
-    const o = x as Record<string, unknown>;
-    const parts: string[] = [];
-    for (const k of Object.keys(o).sort()) {
-      const val = o[k];
-      if (val === undefined || typeof val === 'function') continue;
-      parts.push(JSON.stringify(k) + ':' + walk(val, depth + 1));
+  return canonical(v, 0, maxDepth);
+}
+
+function canonical(x: unknown, depth: number, maxDepth: number): string {
+  if (typeof x === 'string') return JSON.stringify(x);
+  if (typeof x === 'number') return Number.isFinite(x) ? JSON.stringify(x) : 'null';
+  if (x === null || typeof x === 'boolean') return JSON.stringify(x);
+  if (typeof x === 'bigint') return x.toString();
+  if (typeof x !== 'object') return 'null';
+  if (depth >= maxDepth) return '"[too_deep]"';
+  if (Array.isArray(x)) {
+    let out = '[';
+    for (let i = 0; i < x.length; i++) {
+      if (i > 0) out += ',';
+      // A hole stays empty, an undefined element is null (what joining the mapped elements used to give).
+      if (!(i in x)) continue;
+      const e: unknown = x[i];
+      out += e === undefined ? 'null' : canonical(e, depth + 1, maxDepth);
     }
-    return '{' + parts.join(',') + '}';
-  };
-  return walk(v, 0);
+    return out + ']';
+  }
+  const o = x as Record<string, unknown>;
+  const keys = Object.keys(o);
+  if (keys.length > 1) keys.sort();
+  let out = '{';
+  let first = true;
+  for (const k of keys) {
+    const val = o[k];
+    if (val === undefined || typeof val === 'function') continue;
+    out += (first ? '' : ',') + JSON.stringify(k) + ':' + canonical(val, depth + 1, maxDepth);
+    first = false;
+  }
+  return out + '}';
 }
 
 /** SHA-256 hex of the canonical JSON of `v`. */
 export function argumentsDigest(v: unknown): string {
-  return createHash('sha256').update(canonicalJson(v), 'utf8').digest('hex');
+  return hash('sha256', canonicalJson(v), 'hex');
 }
 
 const TARGET_TYPE: Readonly<Record<string, string>> = {
@@ -210,7 +260,22 @@ const TARGET_TYPE: Readonly<Record<string, string>> = {
   'resources/unsubscribe': 'resource',
 };
 
-const OPTION_NAMES = new Set(['logger', 'level', 'message', 'redact', 'arguments', 'requestId', 'onError']);
+const OPTION_NAMES = new Set([
+  'logger',
+  'level',
+  'message',
+  'redact',
+  'arguments',
+  'requestId',
+  'onError',
+  'maxBacklog',
+]);
+
+const RULE_SET: ReadonlySet<string> = new Set(RULE_NAMES);
+
+/** Default of {@link AuditOptions.maxBacklog}. */
+const DEFAULT_MAX_BACKLOG = 10_000;
+const BACKLOG_EXPECTED = 'a whole number >= 1, or Infinity (never drop)';
 
 type Chunk = unknown;
 
@@ -221,7 +286,7 @@ function chunkBytes(chunk: Chunk, enc: unknown): number {
   return 0;
 }
 
-export function audit(options: AuditOptions): Middleware {
+export function audit(options: AuditOptions): AuditMiddleware {
   if (options === null || typeof options !== 'object')
     throw new TypeError('audit: options must be an object with a logger');
   for (const k of Object.keys(options)) {
@@ -284,6 +349,18 @@ export function audit(options: AuditOptions): Middleware {
         `[mcpware] audit: logging failed: ${err instanceof Error ? err.message : String(err)}\n`,
       );
     });
+  const maxBacklog = options.maxBacklog ?? DEFAULT_MAX_BACKLOG;
+  if (maxBacklog !== Infinity && !(Number.isSafeInteger(maxBacklog) && maxBacklog >= 1)) {
+    // badOption shows values as JSON, where NaN and -Infinity would read `null`.
+    throw typeof maxBacklog === 'number'
+      ? new TypeError(`audit: option "maxBacklog" must be ${BACKLOG_EXPECTED}, got ${String(maxBacklog)}`)
+      : badOption('audit', 'maxBacklog', maxBacklog, BACKLOG_EXPECTED);
+  }
+  // Only a stream (a winston Logger is an object-mode Transform) says how far behind it is.
+  const queue = logger as { writableLength?: unknown };
+  const bounded = maxBacklog !== Infinity && typeof queue.writableLength === 'number';
+  let dropped = 0;
+  let warnedAt = -Infinity;
 
   // winston emits 'error' when a transport fails; with no listener that is an uncaught exception. Logging must
   // never take the server down, so listen when nobody else does.
@@ -302,9 +379,7 @@ export function audit(options: AuditOptions): Middleware {
   function buildRecord(
     req: IncomingMessage,
     res: ServerResponse,
-    startedAt: number,
-    start: bigint,
-    bytesOut: number,
+    t: Tracking,
     finished: boolean,
   ): AuditRecord {
     const locals: RequestLocals = req.locals ?? {};
@@ -365,21 +440,24 @@ export function audit(options: AuditOptions): Middleware {
         else if (typeof v === 'number') out = Number.isFinite(v) ? v : null;
         else if (typeof v === 'string') out = text(v, AUDIT_CAPS.argument, tally);
         else out = text(canonicalJson(v, 8), AUDIT_CAPS.argument, tally);
-        Object.defineProperty(args, name, {
-          value: out,
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        });
+        // defineProperty for `__proto__`, so that it stays an own data property; plain assignment otherwise.
+        if (name === '__proto__')
+          Object.defineProperty(args, name, {
+            value: out,
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          });
+        else args[name] = out;
       }
     }
 
     const principal = locals.principal;
-    const elapsed = Number(process.hrtime.bigint() - start) / 1e6;
+    const elapsed = performance.now() - t.start;
     const contentLength = Number(req.headers['content-length']);
     return {
       event: 'audit',
-      time: new Date(startedAt).toISOString(),
+      time: isoTime(t.startedAt),
       request_id: rid,
       rpc_id: rpcId,
       http_method: text(req.method ?? '', AUDIT_CAPS.http_method, tally),
@@ -405,57 +483,132 @@ export function audit(options: AuditOptions): Middleware {
       error_code: errorCode,
       duration_ms: Math.round(elapsed * 1000) / 1000,
       bytes_in: mcp?.bytes ?? (Number.isSafeInteger(contentLength) && contentLength >= 0 ? contentLength : 0),
-      bytes_out: bytesOut,
+      bytes_out: t.bytesOut,
       args_sha256: digest,
       args,
       redacted: Array.isArray(locals.redaction?.fired)
-        ? locals.redaction.fired.filter((r) => (RULE_NAMES as readonly string[]).includes(r))
+        ? locals.redaction.fired.filter((r) => RULE_SET.has(r))
         : [],
     };
   }
 
-  return function mcpAudit(req, res, next) {
-    const startedAt = Date.now();
-    const start = process.hrtime.bigint();
-    localsOf(req);
-    let bytesOut = 0;
-    // Count body bytes as they pass (only lengths are summed; nothing is kept).
-    const origWrite = res.write;
-    const origEnd = res.end;
-    res.write = function (this: ServerResponse, chunk: Chunk, ...rest: unknown[]): boolean {
-      bytesOut += chunkBytes(chunk, rest[0]);
-      return (origWrite as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
-    } as ServerResponse['write'];
-    res.end = function (this: ServerResponse, chunk?: Chunk, ...rest: unknown[]): ServerResponse {
-      if (typeof chunk !== 'function') bytesOut += chunkBytes(chunk, rest[0]);
-      return (origEnd as (...a: unknown[]) => ServerResponse).call(this, chunk, ...rest);
-    } as ServerResponse['end'];
+  const report = (res: ServerResponse, t: Tracking, finished: boolean): void => {
+    if (bounded && (queue.writableLength as number) >= maxBacklog) {
+      dropped++;
+      const now = Date.now();
+      if (now - warnedAt >= 1000) {
+        warnedAt = now;
+        const err = new Error(
+          `audit records are being dropped: the logger is ${maxBacklog} or more records behind (maxBacklog)`,
+        );
+        safe(onError, Object.assign(err, { code: 'AUDIT_BACKLOG', dropped }));
+      }
+      return;
+    }
+    let record: AuditRecord;
+    try {
+      record = buildRecord(t.req, res, t, finished);
+    } catch (err) {
+      safe(onError, err);
+      return;
+    }
+    try {
+      logger.log(level, message, record as unknown as Record<string, unknown>);
+    } catch (err) {
+      safe(onError, err);
+    }
+  };
 
-    let done = false;
-    const finish = (finished: boolean): void => {
-      if (done) return;
-      done = true;
-      res.removeListener('finish', onFinish);
-      res.removeListener('close', onClose);
-      let record: AuditRecord;
-      try {
-        record = buildRecord(req, res, startedAt, start, bytesOut, finished);
-      } catch (err) {
-        safe(onError, err);
-        return;
-      }
-      try {
-        logger.log(level, message, record as unknown as Record<string, unknown>);
-      } catch (err) {
-        safe(onError, err);
-      }
-    };
-    const onFinish = (): void => finish(true);
-    const onClose = (): void => finish(res.writableFinished);
-    res.on('finish', onFinish);
-    res.on('close', onClose);
+  // Shared by every request: the response's write/end replacements and its two listeners get the response as
+  // `this` and find the request's state under this instance's own key. Nothing is allocated per request but
+  // that state.
+  const tracking = Symbol('mcpware.audit');
+  type Tracked = ServerResponse & { [tracking]?: Tracking };
+  function countingWrite(this: Tracked, chunk: Chunk, encoding?: unknown): boolean {
+    const t = this[tracking]!;
+    t.bytesOut += chunkBytes(chunk, encoding);
+    // eslint-disable-next-line prefer-rest-params -- passes the caller's arguments through untouched
+    return t.write.apply(this, arguments as unknown as unknown[]);
+  }
+  function countingEnd(this: Tracked, chunk?: Chunk, encoding?: unknown): ServerResponse {
+    const t = this[tracking]!;
+    if (typeof chunk !== 'function') t.bytesOut += chunkBytes(chunk, encoding);
+    // eslint-disable-next-line prefer-rest-params -- passes the caller's arguments through untouched
+    return t.end.apply(this, arguments as unknown as unknown[]);
+  }
+  function onFinish(this: Tracked): void {
+    const t = this[tracking];
+    if (t === undefined || t.done) return;
+    t.done = true;
+    report(this, t, true);
+  }
+  function onClose(this: Tracked): void {
+    const t = this[tracking];
+    if (t === undefined || t.done) return;
+    t.done = true;
+    report(this, t, this.writableFinished);
+  }
+
+  const middleware: Middleware = function mcpAudit(req, res, next) {
+    const tracked = res as Tracked;
+    localsOf(req);
+    // One record per request, even if the chain runs this instance twice.
+    if (tracked[tracking] === undefined) {
+      // Count body bytes as they pass (only lengths are summed; nothing is kept).
+      tracked[tracking] = {
+        req,
+        startedAt: Date.now(),
+        start: performance.now(),
+        bytesOut: 0,
+        done: false,
+        write: res.write as Tracking['write'],
+        end: res.end as Tracking['end'],
+      };
+      res.write = countingWrite as ServerResponse['write'];
+      res.end = countingEnd as ServerResponse['end'];
+      res.on('finish', onFinish);
+      res.on('close', onClose);
+    }
     next();
   };
+  return Object.assign(middleware, {
+    stats(): AuditStats {
+      return { dropped };
+    },
+  });
+}
+
+/** What audit keeps per request (on the response) until the record is written. */
+interface Tracking {
+  readonly req: IncomingMessage;
+  /** Arrival, ms since the epoch. */
+  readonly startedAt: number;
+  /** Arrival, `performance.now()`. */
+  readonly start: number;
+  bytesOut: number;
+  done: boolean;
+  /** The response's own write and end, called by the counting ones. */
+  readonly write: (this: ServerResponse, ...args: unknown[]) => boolean;
+  readonly end: (this: ServerResponse, ...args: unknown[]) => ServerResponse;
+}
+
+let isoSecond = NaN;
+let isoPrefix = '';
+
+/**
+ * `new Date(ms).toISOString()`, with the part up to the seconds reused while the second is the same (most
+ * records of a busy server share it).
+ */
+function isoTime(ms: number): string {
+  const second = Math.floor(ms / 1000);
+  if (second !== isoSecond) {
+    const iso = new Date(ms).toISOString();
+    isoSecond = second;
+    isoPrefix = iso.slice(0, -4); // `…T12:34:56.`
+    return iso;
+  }
+  const milli = ms - second * 1000;
+  return isoPrefix + (milli < 10 ? '00' : milli < 100 ? '0' : '') + milli + 'Z';
 }
 
 function clientInfoOf(
