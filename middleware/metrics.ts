@@ -151,6 +151,40 @@ function getOrCreate<M>(
   return new Kind({ ...cfg, labelNames: [...cfg.labelNames], registers: [registry] } as never);
 }
 
+/**
+ * A cache of labelled children keyed by one label value: `metric.labels(...)` runs once per value. Only for
+ * bounded label sets (the callers check the value first).
+ */
+function children<C>(make: (value: string) => C): (value: string) => C {
+  const made = new Map<string, C>();
+  return (value) => {
+    let child = made.get(value);
+    if (child === undefined) {
+      child = make(value);
+      made.set(value, child);
+    }
+    return child;
+  };
+}
+
+/** {@link children} for two labels: a map per value of the first label. */
+function children2<C>(make: (a: string, b: string) => C): (a: string, b: string) => C {
+  const made = new Map<string, Map<string, C>>();
+  return (a, b) => {
+    let inner = made.get(a);
+    if (inner === undefined) {
+      inner = new Map();
+      made.set(a, inner);
+    }
+    let child = inner.get(b);
+    if (child === undefined) {
+      child = make(a, b);
+      inner.set(b, child);
+    }
+    return child;
+  };
+}
+
 export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
   if (options === null || typeof options !== 'object')
     throw new TypeError('metrics: options must be an object');
@@ -267,6 +301,19 @@ export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
   // `refusal.detail` (so they are never counted twice).
   let hooksInUse = false;
 
+  // Labelled children, made once per label value (every label value is checked against a bounded set or
+  // bounded by `maxTools` before it gets here, so these maps stay small).
+  const requestsBy = children((era) => requests.labels({ era }));
+  const transportBy = children((reason) => transportRefusals.labels({ reason }));
+  const authBy = children((outcome) => authOutcomes.labels({ outcome }));
+  const deniedBy = children((reason) => denied.labels({ reason }));
+  const redactionsBy = children((rule) => redactions.labels({ rule }));
+  const toolCallsBy = children2((tool, outcome) => toolCalls.labels({ tool, outcome }));
+  const durationBy = children2((method, outcome) => duration.labels({ method, outcome }));
+  const inflightBy = children((scope) => inflight.labels({ scope }));
+  const chargeBy = children((source) => charge.labels({ source }));
+  const storeErrorsBy = children((outcome) => storeErrors.labels({ outcome }));
+
   function toolLabel(name: string | undefined, answered: boolean): string {
     if (name === undefined || !TOOL_NAME.test(name)) return 'other';
     if (toolLabels.has(name)) return name;
@@ -277,28 +324,28 @@ export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
     return 'other';
   }
 
-  function record(req: IncomingMessage, res: ServerResponse, start: bigint, finished: boolean): void {
+  function record(req: IncomingMessage, res: ServerResponse, start: number, finished: boolean): void {
     const locals: RequestLocals = req.locals ?? {};
     const mcp = locals.mcp;
     const refusal = locals.refusal;
     const response = locals.response;
-    requests.inc({ era: mcp?.era ?? 'unknown' });
-    if (refusal && transportSet.has(refusal.reason)) transportRefusals.inc({ reason: refusal.reason });
+    requestsBy(mcp?.era ?? 'unknown').inc();
+    if (refusal && transportSet.has(refusal.reason)) transportBy(refusal.reason).inc();
     const authOutcome = locals.auth?.outcome;
-    if (authOutcome !== undefined && authSet.has(authOutcome)) authOutcomes.inc({ outcome: authOutcome });
+    if (authOutcome !== undefined && authSet.has(authOutcome)) authBy(authOutcome).inc();
     if (
       !hooksInUse &&
       refusal?.by === 'limits' &&
       refusal.detail !== undefined &&
       limitSet.has(refusal.detail)
     ) {
-      denied.inc({ reason: refusal.detail });
+      deniedBy(refusal.detail).inc();
     }
     const hits = locals.redaction?.hits;
     if (hits && typeof hits === 'object') {
       for (const rule of RULE_NAMES) {
         const n = hits[rule];
-        if (typeof n === 'number' && n > 0) redactions.inc({ rule }, n);
+        if (typeof n === 'number' && n > 0) redactionsBy(rule).inc(n);
       }
     }
     let outcome: 'ok' | 'error' | 'refused' = 'ok';
@@ -310,52 +357,63 @@ export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
       else if (outcome === 'error') toolOutcome = 'error';
       else toolOutcome = response?.toolError ? 'tool_error' : 'ok';
       // Only a call the server answered with a result proves the tool exists: only then may a new name become a label.
-      toolCalls.inc({
-        tool: toolLabel(mcp.target, toolOutcome === 'ok' || toolOutcome === 'tool_error'),
-        outcome: toolOutcome,
-      });
+      toolCallsBy(
+        toolLabel(mcp.target, toolOutcome === 'ok' || toolOutcome === 'tool_error'),
+        toolOutcome,
+      ).inc();
     }
     const method = mcp?.method === undefined ? 'none' : KNOWN_METHODS.has(mcp.method) ? mcp.method : 'other';
-    duration.observe({ method, outcome }, Number(process.hrtime.bigint() - start) / 1e9);
+    durationBy(method, outcome).observe((performance.now() - start) / 1000);
+  }
+
+  // One pair of listeners shared by every request (they get the response as `this`); what a request needs
+  // is kept on its response under this instance's own key and cleared once the request is recorded.
+  const tracking = Symbol('mcpware.metrics');
+  type Tracked = ServerResponse & { [tracking]?: { req: IncomingMessage; start: number } | undefined };
+  const finish = (res: Tracked, finished: boolean): void => {
+    const t = res[tracking];
+    if (t === undefined) return;
+    res[tracking] = undefined;
+    try {
+      record(t.req, res, t.start, finished);
+    } catch {
+      // Metrics must never affect the answer.
+    }
+  };
+  function onFinish(this: Tracked): void {
+    finish(this, true);
+  }
+  function onClose(this: Tracked): void {
+    finish(this, this.writableFinished);
   }
 
   const mw = function mcpMetrics(req, res, next) {
-    const start = process.hrtime.bigint();
     localsOf(req);
-    let done = false;
-    const onFinish = (): void => finish(true);
-    const onClose = (): void => finish(res.writableFinished);
-    const finish = (finished: boolean): void => {
-      if (done) return;
-      done = true;
-      res.removeListener('finish', onFinish);
-      res.removeListener('close', onClose);
-      try {
-        record(req, res, start, finished);
-      } catch {
-        // Metrics must never affect the answer.
-      }
-    };
-    res.on('finish', onFinish);
-    res.on('close', onClose);
+    const tracked = res as Tracked;
+    // One record per request, even if the chain runs this instance twice.
+    if (!Object.prototype.hasOwnProperty.call(tracked, tracking)) {
+      tracked[tracking] = { req, start: performance.now() };
+      res.on('finish', onFinish);
+      res.on('close', onClose);
+    }
     next();
   } as MetricsMiddleware;
 
   const hooks: LimiterHooks = {
     onDenied(reason) {
       hooksInUse = true;
-      if (limitSet.has(reason)) denied.inc({ reason });
+      if (limitSet.has(reason)) deniedBy(reason).inc();
     },
     onInflight(scope, value) {
       if (inflightScopes.has(scope) && typeof value === 'number' && Number.isFinite(value))
-        inflight.set({ scope }, value);
+        inflightBy(scope).set(value);
     },
     onCharge(ms, source) {
       if (chargeSources.has(source) && typeof ms === 'number' && Number.isFinite(ms) && ms >= 0)
-        charge.observe({ source }, ms / 1000);
+        chargeBy(source).observe(ms / 1000);
     },
     onStoreError(_error, outcome) {
-      if (storeOutcomes.has(outcome)) storeErrors.inc({ outcome });
+      if (storeOutcomes.has(outcome)) storeErrorsBy(outcome).inc();
     },
   };
   Object.defineProperty(mw, 'registry', { value: registry, enumerable: true });
