@@ -524,15 +524,18 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
       if (!res.writableEnded && !res.destroyed) res.end();
       return;
     }
-    res.statusCode = status;
-    if (headers) for (const k of Object.keys(headers)) res.setHeader(k, headers[k]!);
+    // One writeHead with a flat list rather than a setHeader per header: node builds no header map for the
+    // common answer. Headers other middlewares set earlier are kept (writeHead merges them).
+    const list: (string | number)[] = [];
+    if (headers) for (const k of Object.keys(headers)) list.push(k, headers[k]!);
     if (text === undefined) {
-      res.setHeader('Content-Length', 0);
+      list.push('Content-Length', 0);
+      res.writeHead(status, list);
       res.end();
       return;
     }
-    res.setHeader('Content-Type', 'application/json');
-    res.setHeader('Content-Length', Buffer.byteLength(text));
+    list.push('Content-Type', 'application/json', 'Content-Length', Buffer.byteLength(text));
+    res.writeHead(status, list);
     res.end(text);
   }
 
@@ -798,7 +801,8 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     const onClose = (): void => {
       if (!res.writableFinished) ac.abort(new Error('The client went away'));
     };
-    res.once('close', onClose);
+    // `on`, not `once`: a response closes once, and once() would wrap the listener in another closure.
+    res.on('close', onClose);
     let clientCapabilities: JsonObject = {};
     if (era === 'modern') {
       const c = mcp.meta?.[META.clientCapabilities];
