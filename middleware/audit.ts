@@ -13,6 +13,9 @@
  * Caller data only ever appears as values of these keys, never as keys, so it cannot overwrite server-set
  * fields; the record is at most two levels deep.
  *
+ * Records reach a stream logger (a winston Logger) in batches, one per turn of the event loop (see `batches`
+ * below); no record waits longer than that turn.
+ *
  * It refuses nothing. A failing logger never affects the answer. A logger that falls `maxBacklog` records behind
  * gets no new records until it catches up: they are dropped and counted (`stats().dropped`).
  */
@@ -361,6 +364,20 @@ export function audit(options: AuditOptions): AuditMiddleware {
   const bounded = maxBacklog !== Infinity && typeof queue.writableLength === 'number';
   let dropped = 0;
   let warnedAt = -Infinity;
+  // Records are handed over in batches, one per turn of the event loop: a stream logger is corked at the first
+  // record of a turn and uncorked on setImmediate, so its transports get the turn's records together (a File
+  // transport then writes them with one system call instead of one each). Nothing waits longer than that turn.
+  const stream = logger as { cork?: unknown; uncork?: unknown };
+  const batches = typeof stream.cork === 'function' && typeof stream.uncork === 'function';
+  let corked = false;
+  const uncork = (): void => {
+    corked = false;
+    try {
+      (stream.uncork as () => void).call(logger);
+    } catch (err) {
+      safe(onError, err);
+    }
+  };
 
   // winston emits 'error' when a transport fails; with no listener that is an uncaught exception. Logging must
   // never take the server down, so listen when nobody else does.
@@ -511,6 +528,15 @@ export function audit(options: AuditOptions): AuditMiddleware {
     } catch (err) {
       safe(onError, err);
       return;
+    }
+    if (batches && !corked) {
+      try {
+        (stream.cork as () => void).call(logger);
+        corked = true;
+        setImmediate(uncork);
+      } catch (err) {
+        safe(onError, err);
+      }
     }
     try {
       logger.log(level, message, record as unknown as Record<string, unknown>);
