@@ -10,6 +10,7 @@ import winston from 'winston';
 import type TransportStream from 'winston-transport';
 import { audit } from '../../middleware/audit';
 import { parse } from '../../middleware/parse';
+import type { Middleware } from '../../middleware/types';
 import { type Platform, PLATFORMS, finalHandler, modern, modernHeaders, serve } from './harness';
 
 const MESSAGE = Symbol.for('message');
@@ -54,7 +55,7 @@ describe.each(PLATFORMS)('audit() batches records per event-loop turn on %s', (p
     const seen: { corked: number; delivered: number }[] = [];
     const mw = audit({ logger });
     // Registered after audit's own listener (audit runs first), so it sees the state audit left.
-    const probe: typeof mw = (req, res, next) => {
+    const probe: Middleware = (_req, res, next) => {
       res.on('finish', () => {
         seen.push({ corked: corkedOf(logger), delivered: transport.records.length });
         setImmediate(() => seen.push({ corked: corkedOf(logger), delivered: transport.records.length }));
