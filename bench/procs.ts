@@ -19,7 +19,18 @@ export interface ServerSpec {
   script?: string;
   /** Environment of the server process (ablation: `BENCH_WITHOUT`). */
   env?: Record<string, string>;
+  /** Extra node flags of the server process (the heap-capped variant). */
+  nodeArgs?: readonly string[];
 }
+
+/**
+ * V8 heap limits of the heap-capped variant: old space 64 MB, semi-spaces 1 MB. The full stack's live heap after
+ * a GC is ~15–25 MB under load; with V8's default sizing the heap is left to grow far beyond that (bench/NOTES.md).
+ */
+export const SMALL_HEAP_FLAGS: readonly string[] = Object.freeze([
+  '--max-old-space-size=64',
+  '--max-semi-space-size=1',
+]);
 
 export const SERVERS: readonly ServerSpec[] = Object.freeze([
   { id: 'bare', label: 'bare node:http (fixed answer)', modern: true },
@@ -30,6 +41,13 @@ export const SERVERS: readonly ServerSpec[] = Object.freeze([
 
   { id: 'mcpware-node', label: 'mcpware full stack on node:http', modern: true },
   { id: 'mcpware-minimal', label: 'mcpware minimal on node:http', modern: true },
+  {
+    id: 'mcpware-node-small-heap',
+    label: `mcpware full stack on node:http, ${SMALL_HEAP_FLAGS.join(' ')}`,
+    modern: true,
+    script: 'mcpware-node',
+    nodeArgs: SMALL_HEAP_FLAGS,
+  },
 ]);
 
 export function supports(s: ServerSpec, w: Workload): boolean {
@@ -76,7 +94,7 @@ export class RunningServer {
   constructor(spec: ServerSpec, execArgv: string[], buildDir: string = BUILD) {
     this.spec = spec;
     const script = path.join(buildDir, 'bench', 'servers', `${spec.script ?? spec.id}.js`);
-    this.child = spawn(process.execPath, [...execArgv, script], {
+    this.child = spawn(process.execPath, [...execArgv, ...(spec.nodeArgs ?? []), script], {
       env: { ...process.env, BENCH_OUT: OUT, NODE_ENV: 'production', NODE_NO_WARNINGS: '1', ...spec.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

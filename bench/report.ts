@@ -262,7 +262,7 @@ export function renderResults(r: Results, soak?: SoakResults): string {
       ]);
     }
   }
-  for (const id of ['mcpware-express', 'mcpware-node']) {
+  for (const id of ['mcpware-express', 'mcpware-node', 'mcpware-node-small-heap']) {
     const kb = r.hwmKb[id];
     if (kb === undefined) continue;
     rows.push([

@@ -110,6 +110,15 @@ function ablationServers(base: string): ServerSpec[] {
       script: base,
       env: { BENCH_WITHOUT: d },
     })),
+    // What audit's logging costs apart from building its records: a logger that drops them, and one JSON line per
+    // record written straight to a WriteStream (no winston).
+    ...(['none', 'raw'] as const).map((t) => ({
+      id: `${base}-audit-to-${t}`,
+      label: `${base} with audit records ${t === 'none' ? 'dropped' : 'written without winston'}`,
+      modern: true,
+      script: base,
+      env: { BENCH_AUDIT_TRANSPORT: t },
+    })),
   ];
 }
 
@@ -345,7 +354,9 @@ async function main(): Promise<void> {
   }
 
   if (args.mode === 'soak') {
-    const specs = args.servers.filter((s) => s.id === 'mcpware-express' || s.id === 'mcpware-node');
+    const specs = args.servers.filter((s) =>
+      ['mcpware-express', 'mcpware-node', 'mcpware-node-small-heap'].includes(s.id),
+    );
     const servers = await startServers(specs.length > 0 ? specs : args.servers, args.profile);
     let result: SoakResults;
     try {

@@ -1,5 +1,5 @@
 /** Server 7: mcpware minimal (parse, classifyRevision, dispatch) on bare `node:http` with `compose()`. */
-import { compose } from '../../index.js';
+import { compose } from '../../middleware/compose.js';
 import { listen, serveStats } from './common.js';
 import { minimalStack } from './stack.js';
 

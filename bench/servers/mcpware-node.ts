@@ -1,5 +1,5 @@
 /** Server 6: the same mcpware full stack on bare `node:http`, chained with `compose()` (Connect-style). */
-import { compose } from '../../index.js';
+import { compose } from '../../middleware/compose.js';
 import { listen, serveStats } from './common.js';
 import { fullStack } from './stack.js';
 

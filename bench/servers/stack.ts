@@ -14,23 +14,22 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Registry } from 'prom-client';
 import winston from 'winston';
-import {
-  type Middleware,
-  ToolRegistry,
-  apiKeyAuth,
-  audit,
-  checkHeaders,
-  classifyRevision,
-  dispatch,
-  guardOrigin,
-  hashKey,
-  limits,
-  methodGuard,
-  metrics,
-  parse,
-  redact,
-  rejectBatch,
-} from '../../index.js';
+// One module per middleware, as an application importing `mcpware/audit`, `mcpware/limits`, … loads them: the
+// package root would also load what the stack does not use (jose for OIDC, the catalogue's YAML parser).
+import { apiKeyAuth, hashKey } from '../../middleware/apiKeyAuth.js';
+import { audit } from '../../middleware/audit.js';
+import { checkHeaders } from '../../middleware/checkHeaders.js';
+import { classifyRevision } from '../../middleware/classifyRevision.js';
+import { dispatch } from '../../middleware/dispatch.js';
+import { guardOrigin } from '../../middleware/guardOrigin.js';
+import { limits } from '../../middleware/limits.js';
+import { methodGuard } from '../../middleware/methodGuard.js';
+import { metrics } from '../../middleware/metrics.js';
+import { parse } from '../../middleware/parse.js';
+import { redact } from '../../middleware/redact.js';
+import { rejectBatch } from '../../middleware/rejectBatch.js';
+import { ToolRegistry } from '../../middleware/tools.js';
+import type { Middleware } from '../../middleware/types.js';
 import { BENCH_KEY, ECHO_INPUT_SCHEMA, SERVER_INFO, TOOL_DESCRIPTION, TOOL_NAME } from '../workloads.js';
 import type { StatsProvider } from './common.js';
 
@@ -106,13 +105,16 @@ export function fullStack(name: string, outDir: string): Stack {
     process.env.BENCH_AUDIT_TRANSPORT === 'raw'
       ? fs.createWriteStream(auditFile, fileStreamOptions().options)
       : undefined;
-  const auditSink = rawStream
-    ? {
-        log(level: string, message: string, meta: Record<string, unknown>): void {
-          rawStream.write(JSON.stringify({ level, message, ...meta }) + '\n');
-        },
-      }
-    : auditLogger;
+  const auditSink =
+    process.env.BENCH_AUDIT_TRANSPORT === 'none'
+      ? { log(): void {} }
+      : rawStream
+        ? {
+            log(level: string, message: string, meta: Record<string, unknown>): void {
+              rawStream.write(JSON.stringify({ level, message, ...meta }) + '\n');
+            },
+          }
+        : auditLogger;
   const m = metrics({ registry: new Registry(), tools: [TOOL_NAME] });
   const lim = limits({
     perUserRpm: NEVER,
