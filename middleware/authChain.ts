@@ -20,11 +20,11 @@
  * - The body is not read: a refused request costs no body parsing, and the refusal carries no JSON-RPC `id`
  *   unless an earlier middleware already parsed the request.
  */
-import { isThenable } from './thenable.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { refusal } from '../lib/errors.js';
 import { type ChallengeParams, bearerChallenge, isQuotable, readBearer } from '../lib/bearer.js';
 import { badOption, localsOf, sendInternalError, sendRefusal, stderrLogger } from './respond.js';
+import { isThenable } from './thenable.js';
 import type { AuthOutcome, Logger, Middleware, Principal } from './types.js';
 
 /** A refusal outcome an authenticator may give for a credential it recognized. */

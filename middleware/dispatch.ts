@@ -29,7 +29,6 @@
  * middlewares. It does not check headers: mount `checkHeaders()` before it.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { isThenable } from './thenable.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Era, ErrorCode, McpError, refusal } from '../lib/errors.js';
 import type { JsonObject } from '../lib/jsonrpc.js';
@@ -83,6 +82,7 @@ import {
 } from './handlers.js';
 import { badOption, localsOf, sendInternalError, sendRefusal, stderrLogger } from './respond.js';
 import { TOOL_VIEWS_APPLIED, exposeList, resolveThrough, toolViewsOf } from './toolFilter.js';
+import { isThenable } from './thenable.js';
 import type { Logger, Middleware, OutboundTransform, RequestLocals } from './types.js';
 
 export interface DispatchOptions extends ClassifyRevisionOptions, BodyOptions {

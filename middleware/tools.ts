@@ -12,7 +12,6 @@
  *   `structuredContent` that fails `outputSchema` is a server bug: -32603, detail to the log.
  */
 import Ajv2020 from 'ajv/dist/2020.js';
-import { isThenable } from './thenable.js';
 import type { IncomingMessage } from 'node:http';
 import { ErrorCode, McpError } from '../lib/errors.js';
 import type { JsonObject } from '../lib/jsonrpc.js';
@@ -23,6 +22,7 @@ import { pageOrThrow } from './services.js';
 import { type CallContext, HANDLER_METHODS } from './handlers.js';
 import { stderrLogger } from './respond.js';
 import { TOOL_VIEWS_APPLIED, exposeThrough, resolveThrough, toolViewsOf } from './toolFilter.js';
+import { isThenable } from './thenable.js';
 import type { Logger } from './types.js';
 
 type Awaitable<T> = T | Promise<T>;
