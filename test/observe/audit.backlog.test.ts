@@ -5,14 +5,21 @@
  * records are written again.
  */
 import http, { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Socket } from 'node:net';
 import request from 'supertest';
 import winston from 'winston';
 import type TransportStream from 'winston-transport';
 import { audit } from '../../middleware/audit';
 import { parse } from '../../middleware/parse';
-import { type Platform, PLATFORMS, finalHandler, modern, modernHeaders, serve } from './harness';
+import {
+  type Platform,
+  PLATFORMS,
+  finalHandler,
+  modern,
+  modernHeaders,
+  listenLoopback,
+  serve,
+} from './harness';
 
 const MESSAGE = Symbol.for('message');
 // winston exports its Transport base class as `Transport` (its typings call it `transport`).
@@ -44,11 +51,6 @@ class HeldTransport extends Transport {
 
 const fixtures = { tools: { lookup: () => ({ content: [{ type: 'text', text: 'ok' }] }) } };
 
-async function listen(server: http.Server): Promise<string> {
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
 async function until(what: string, cond: () => boolean): Promise<void> {
   for (let i = 0; i < 400; i++) {
     if (cond()) return;
@@ -74,7 +76,7 @@ describe.each(PLATFORMS)(
       const maxBacklog = 5;
       const mw = audit({ logger, maxBacklog, onError: (e) => errors.push(e) });
       const server = serve(platform, [mw, parse(), finalHandler(fixtures)]);
-      const base = await listen(server);
+      const base = `http://127.0.0.1:${await listenLoopback(server)}`;
       try {
         // The transport's buffer and the Logger's readable buffer fill first (then the pipe stops), then
         // `maxBacklog` records queue in the Logger's writable side; every later record is dropped.
@@ -127,7 +129,7 @@ describe('audit() maxBacklog', () => {
     const errors: unknown[] = [];
     const mw = audit({ logger, maxBacklog: Infinity, onError: (e) => errors.push(e) });
     const server = serve('node:http', [mw, parse(), finalHandler(fixtures)]);
-    const base = await listen(server);
+    const base = `http://127.0.0.1:${await listenLoopback(server)}`;
     try {
       const n = transport.writableHighWaterMark + logger.readableHighWaterMark + 10;
       for (let i = 1; i <= n; i++) expect((await call(base, i)).status).toBe(200);

@@ -5,13 +5,20 @@
  * record left behind when many requests finish in the same turn.
  */
 import type http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import winston from 'winston';
 import type TransportStream from 'winston-transport';
 import { audit } from '../../middleware/audit';
 import { parse } from '../../middleware/parse';
 import type { Middleware } from '../../middleware/types';
-import { type Platform, PLATFORMS, finalHandler, modern, modernHeaders, serve } from './harness';
+import {
+  type Platform,
+  PLATFORMS,
+  finalHandler,
+  modern,
+  modernHeaders,
+  listenLoopback,
+  serve,
+} from './harness';
 
 const MESSAGE = Symbol.for('message');
 const Transport = (winston as unknown as { Transport: typeof TransportStream }).Transport;
@@ -32,11 +39,6 @@ const corkedOf = (logger: winston.Logger): number =>
   (logger as unknown as { _writableState: { corked: number } })._writableState.corked;
 
 const fixtures = { tools: { lookup: () => ({ content: [{ type: 'text', text: 'ok' }] }) } };
-
-async function listen(server: http.Server): Promise<number> {
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return (server.address() as AddressInfo).port;
-}
 
 async function post(port: number, id: number): Promise<number> {
   const res = await fetch(`http://127.0.0.1:${port}/mcp`, {
@@ -63,7 +65,7 @@ describe.each(PLATFORMS)('audit() batches records per event-loop turn on %s', (p
       next();
     };
     const server = serve(platform, [mw, probe, parse(), finalHandler(fixtures)]);
-    const port = await listen(server);
+    const port = await listenLoopback(server);
     try {
       expect(await post(port, 1)).toBe(200);
       for (let i = 0; i < 200 && seen.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
@@ -79,7 +81,7 @@ describe.each(PLATFORMS)('audit() batches records per event-loop turn on %s', (p
     const transport = new Recorder();
     const logger = winston.createLogger({ format: winston.format.json(), transports: [transport] });
     const server = serve(platform, [audit({ logger }), parse(), finalHandler(fixtures)]);
-    const port = await listen(server);
+    const port = await listenLoopback(server);
     try {
       const ids = Array.from({ length: 50 }, (_, i) => i + 1);
       const statuses = await Promise.all(ids.map((id) => post(port, id)));
@@ -102,7 +104,7 @@ describe.each(PLATFORMS)('audit() batches records per event-loop turn on %s', (p
       next();
     };
     const server = serve(platform, [audit({ logger }), probe, parse(), finalHandler(fixtures)]);
-    const port = await listen(server);
+    const port = await listenLoopback(server);
     try {
       expect(await post(port, 7)).toBe(200);
       for (let i = 0; i < 200 && seen.length < 1; i++) await new Promise((r) => setTimeout(r, 5));

@@ -138,3 +138,35 @@ export function finalHandler(fixtures: Fixtures = {}): Middleware {
       });
   };
 }
+
+/** Listen on a random loopback port; resolves to the port. */
+export async function listenLoopback(server: http.Server): Promise<number> {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return (server.address() as { port: number }).port;
+}
+
+/** Samples of a Prometheus text exposition, keyed by {@link sampleKey} (`name{sorted labels}`). */
+export function samples(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m) throw new Error(`unparsable line: ${line}`);
+    const labels = (m[2] ?? '')
+      .split(/,(?=[a-zA-Z_]+=")/)
+      .filter((x) => x !== '')
+      .sort()
+      .join(',');
+    out.set(labels ? `${m[1]}{${labels}}` : m[1]!, Number(m[3]));
+  }
+  return out;
+}
+
+/** The key of a sample in {@link samples}. */
+export function sampleKey(name: string, labels: Record<string, string> = {}): string {
+  const l = Object.keys(labels)
+    .map((k) => `${k}="${labels[k]}"`)
+    .sort()
+    .join(',');
+  return l ? `${name}{${l}}` : name;
+}

@@ -8,7 +8,7 @@ import { Registry } from 'prom-client';
 import request from 'supertest';
 import { metrics } from '../../middleware/metrics';
 import { parse } from '../../middleware/parse';
-import { finalHandler, modern, modernHeaders, run } from './harness';
+import { finalHandler, modern, modernHeaders, run, sampleKey, samples } from './harness';
 
 const fixtures = {
   tools: {
@@ -17,28 +17,12 @@ const fixtures = {
   },
 };
 
-/** `name{sorted labels}` → value from the Prometheus text format. */
+/** `name{sorted labels}` → value, from the registry's Prometheus text. */
 async function scrape(
   registry: Registry,
 ): Promise<(name: string, labels?: Record<string, string>) => number> {
-  const out = new Map<string, number>();
-  for (const line of (await registry.metrics()).split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line)!;
-    const labels = (m[2] ?? '')
-      .split(/,(?=[a-zA-Z_]+=")/)
-      .filter((x) => x !== '')
-      .sort()
-      .join(',');
-    out.set(labels ? `${m[1]}{${labels}}` : m[1]!, Number(m[3]));
-  }
-  return (name, labels = {}) => {
-    const l = Object.keys(labels)
-      .map((k) => `${k}="${labels[k]}"`)
-      .sort()
-      .join(',');
-    return out.get(l ? `${name}{${l}}` : name) ?? NaN;
-  };
+  const s = samples(await registry.metrics());
+  return (name, labels) => s.get(sampleKey(name, labels)) ?? NaN;
 }
 
 function call(server: http.Server, name: string) {

@@ -15,7 +15,16 @@ import { redact } from '../../middleware/redact';
 import { rejectBatch } from '../../middleware/rejectBatch';
 import { localsOf, sendRefusal } from '../../middleware/respond';
 import type { Middleware } from '../../middleware/types';
-import { type Platform, PLATFORMS, finalHandler, modern, modernHeaders, run } from './harness';
+import {
+  type Platform,
+  PLATFORMS,
+  finalHandler,
+  modern,
+  modernHeaders,
+  run,
+  sampleKey,
+  samples,
+} from './harness';
 
 const KEY = 'k-metrics-0123456789';
 const keys = [{ userId: 'alice', hash: hashKey(KEY), groups: ['users'] }];
@@ -29,30 +38,6 @@ const fixtures = {
     t2: () => ({ content: [] }),
     t3: () => ({ content: [] }),
   },
-};
-
-/** Parse the Prometheus text format into `name{sorted labels}` → value. */
-function samples(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m) throw new Error(`unparsable line: ${line}`);
-    const labels = (m[2] ?? '')
-      .split(/,(?=[a-zA-Z_]+=")/)
-      .filter((x) => x !== '')
-      .sort()
-      .join(',');
-    out.set(labels ? `${m[1]}{${labels}}` : m[1]!, Number(m[3]));
-  }
-  return out;
-}
-const key = (name: string, labels: Record<string, string> = {}): string => {
-  const l = Object.keys(labels)
-    .map((k) => `${k}="${labels[k]}"`)
-    .sort()
-    .join(',');
-  return l ? `${name}{${l}}` : name;
 };
 
 /** The MCP chain on /mcp and the registry on /metrics, on bare node:http or in Express 5. */
@@ -128,7 +113,7 @@ describe.each(PLATFORMS)('metrics() on %s, scraped over HTTP', (platform) => {
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe(registry.contentType);
     const s = samples(res.text);
-    const v = (name: string, labels?: Record<string, string>) => s.get(key(name, labels));
+    const v = (name: string, labels?: Record<string, string>) => s.get(sampleKey(name, labels));
 
     expect(v('mcp_requests_total', { era: 'modern' })).toBe(8);
     expect(v('mcp_requests_total', { era: 'unknown' })).toBe(3); // origin, GET, batch: refused before classification
@@ -190,7 +175,7 @@ describe('registries', () => {
     const server = http.createServer(run([b, parse(), finalHandler(fixtures)]));
     await call(server, 't1');
     const s = samples(await registry.metrics());
-    expect(s.get(key('mcp_requests_total', { era: 'unknown' }))).toBe(1);
+    expect(s.get(sampleKey('mcp_requests_total', { era: 'unknown' }))).toBe(1);
     expect(
       registry
         .getMetricsAsArray()
@@ -223,10 +208,10 @@ describe('labels stay bounded', () => {
     for (const name of ['t1', 't2', 't3', 'ghost-1', 'ghost-2', 'ghost-3', 'bad name\n'])
       await call(server, name);
     const s = samples(await registry.metrics());
-    expect(s.get(key('mcp_tool_calls_total', { tool: 't1', outcome: 'ok' }))).toBe(1);
-    expect(s.get(key('mcp_tool_calls_total', { tool: 't2', outcome: 'ok' }))).toBe(1);
-    expect(s.get(key('mcp_tool_calls_total', { tool: 'other', outcome: 'ok' }))).toBe(1); // t3: over maxTools
-    expect(s.get(key('mcp_tool_calls_total', { tool: 'other', outcome: 'error' }))).toBe(4); // unknown tools
+    expect(s.get(sampleKey('mcp_tool_calls_total', { tool: 't1', outcome: 'ok' }))).toBe(1);
+    expect(s.get(sampleKey('mcp_tool_calls_total', { tool: 't2', outcome: 'ok' }))).toBe(1);
+    expect(s.get(sampleKey('mcp_tool_calls_total', { tool: 'other', outcome: 'ok' }))).toBe(1); // t3: over maxTools
+    expect(s.get(sampleKey('mcp_tool_calls_total', { tool: 'other', outcome: 'error' }))).toBe(4); // unknown tools
     const tools = new Set(
       [...s.keys()]
         .filter((k) => k.startsWith('mcp_tool_calls_total'))
@@ -247,7 +232,9 @@ describe('labels stay bounded', () => {
       .set('Content-Type', 'application/json')
       .send({ jsonrpc: '2.0', id: 2, method: 'x/made-up-2' });
     const s = samples(await registry.metrics());
-    expect(s.get(key('mcp_request_duration_seconds_count', { method: 'other', outcome: 'ok' }))).toBe(2);
+    expect(s.get(sampleKey('mcp_request_duration_seconds_count', { method: 'other', outcome: 'ok' }))).toBe(
+      2,
+    );
   });
 });
 
@@ -276,11 +263,11 @@ describe('limiter hooks', () => {
     await new Promise((r) => setTimeout(r, 20));
     expect(inflight).toContainEqual(['user', 1]);
     const s = samples(await registry.metrics());
-    expect(s.get(key('mcp_ratelimit_inflight', { scope: 'user' }))).toBe(0);
-    expect(s.get(key('mcp_ratelimit_inflight', { scope: 'global' }))).toBe(0);
+    expect(s.get(sampleKey('mcp_ratelimit_inflight', { scope: 'user' }))).toBe(0);
+    expect(s.get(sampleKey('mcp_ratelimit_inflight', { scope: 'global' }))).toBe(0);
     expect(
-      (s.get(key('mcp_ratelimit_charge_seconds_count', { source: 'wall_clock' })) ?? 0) +
-        (s.get(key('mcp_ratelimit_charge_seconds_count', { source: 'charged' })) ?? 0),
+      (s.get(sampleKey('mcp_ratelimit_charge_seconds_count', { source: 'wall_clock' })) ?? 0) +
+        (s.get(sampleKey('mcp_ratelimit_charge_seconds_count', { source: 'charged' })) ?? 0),
     ).toBe(2);
   });
 
@@ -292,7 +279,7 @@ describe('limiter hooks', () => {
     h.onDenied('bogus');
     h.onInflight('bogus', 3);
     const s = samples(await registry.metrics());
-    expect(s.get(key('mcp_ratelimit_store_errors_total', { outcome: 'insurance' }))).toBe(1);
+    expect(s.get(sampleKey('mcp_ratelimit_store_errors_total', { outcome: 'insurance' }))).toBe(1);
     expect([...s.keys()].some((k) => k.includes('bogus'))).toBe(false);
   });
 
@@ -307,11 +294,11 @@ describe('limiter hooks', () => {
     const server = http.createServer(run([m, parse(), budget]));
     await call(server, 't1');
     let s = samples(await registry.metrics());
-    expect(s.get(key('mcp_ratelimit_denied_total', { reason: 'cost_budget' }))).toBe(1);
+    expect(s.get(sampleKey('mcp_ratelimit_denied_total', { reason: 'cost_budget' }))).toBe(1);
     m.limiterHooks().onDenied('cost_budget'); // a hooked limiter reports the next denial itself …
     await call(server, 't1'); // … and the finish of that request must not count it again
     s = samples(await registry.metrics());
-    expect(s.get(key('mcp_ratelimit_denied_total', { reason: 'cost_budget' }))).toBe(2);
+    expect(s.get(sampleKey('mcp_ratelimit_denied_total', { reason: 'cost_budget' }))).toBe(2);
   });
 });
 
