@@ -73,27 +73,36 @@ function foldKey(k: string): string {
 }
 
 /**
- * The member names seen in one object. Objects in JSON-RPC messages have a handful of members: a linear scan
- * of a small array beats allocating a Set per object; past {@link SMALL_OBJECT} names a Set takes over.
+ * One open container while scanning. Frames are pooled per nesting depth and reused across calls (scanning is
+ * synchronous, so calls never interleave): a body of a few dozen containers would otherwise allocate a frame
+ * and a name list for each. The member names of an object live in a small array, compared linearly (JSON-RPC
+ * objects have a handful of members); past {@link SMALL_OBJECT} names a Set takes over.
  */
 const SMALL_OBJECT = 16;
-class NameSet {
-  private list: string[] = [];
-  private set: Set<string> | undefined;
-  /** Add `k`; false when it was already there. */
-  add(k: string): boolean {
-    const set = this.set;
-    if (set !== undefined) {
-      if (set.has(k)) return false;
-      set.add(k);
-      return true;
-    }
-    const list = this.list;
-    for (let i = 0; i < list.length; i++) if (list[i] === k) return false;
-    list.push(k);
-    if (list.length > SMALL_OBJECT) this.set = new Set(list);
+interface Frame {
+  obj: boolean;
+  /** Path role for folding: 0 = none, 1 = envelope, 2 = params, 3 = params._meta. */
+  role: number;
+  /** The last key read in this object (to give roles to children). */
+  lastKey: string | undefined;
+  names: string[];
+  set: Set<string> | undefined;
+}
+const framePool: Frame[] = [];
+
+/** Add `k` to the frame's names; false when it was already there. */
+function addName(f: Frame, k: string): boolean {
+  const set = f.set;
+  if (set !== undefined) {
+    if (set.has(k)) return false;
+    set.add(k);
     return true;
   }
+  const list = f.names;
+  for (let i = 0; i < list.length; i++) if (list[i] === k) return false;
+  list.push(k);
+  if (list.length > SMALL_OBJECT) f.set = new Set(list);
+  return true;
 }
 
 /** True when the first character that is not JSON whitespace (after an optional BOM) is `[`. */
@@ -127,23 +136,16 @@ interface ScanProblem {
 
 /**
  * Scan valid JSON text for depth and duplicate member names without recursion. Returns the first problem.
- * `caseFoldPaths` holds the depths at which case-insensitive comparison applies: the envelope (depth 1),
- * `params` (2) and `params._meta` (3); the caller tells which containers those are via the member path.
+ * In the envelope (depth 1), `params` (2) and `params._meta` (3) names are stored case-folded: an exact
+ * duplicate is also a folded one, so one list catches both.
  */
 function scanText(text: string, maxDepth: number): ScanProblem | undefined {
-  // One frame per open container: for objects, the member names seen. In the envelope, `params` and
-  // `params._meta` (role > 0) the names are stored case-folded: an exact duplicate is also a folded one, so one
-  // set catches both.
-  interface Frame {
-    obj: boolean;
-    names?: NameSet;
-    /** Path role for folding: 0 = none, 1 = envelope, 2 = params, 3 = params._meta. */
-    role: number;
-    /** The last key read in this object (to give roles to children). */
-    lastKey?: string;
-  }
-  const stack: Frame[] = [];
+  let depth = 0;
+  /** The deepest level used: frames below it are emptied on the way out. */
+  let high = 0;
   const n = text.length;
+  // Without a backslash anywhere, every string ends at the next quote: found by indexOf, not char by char.
+  const plain = text.indexOf('\\') < 0;
   let i = 0;
   let expectKey = false;
   while (i < n) {
@@ -151,65 +153,103 @@ function scanText(text: string, maxDepth: number): ScanProblem | undefined {
     if (c === 0x22 /* " */) {
       // Read a string token.
       const start = i + 1;
-      let j = start;
+      let j: number;
       let escaped = false;
-      while (j < n) {
-        const d = text.charCodeAt(j);
-        if (d === 0x5c) {
-          escaped = true;
-          j += 2;
-          continue;
+      if (plain) {
+        j = text.indexOf('"', start);
+        if (j < 0) j = n;
+      } else {
+        j = start;
+        while (j < n) {
+          const d = text.charCodeAt(j);
+          if (d === 0x5c) {
+            escaped = true;
+            j += 2;
+            continue;
+          }
+          if (d === 0x22) break;
+          j++;
         }
-        if (d === 0x22) break;
-        j++;
       }
-      const top = stack[stack.length - 1];
-      if (expectKey && top && top.obj) {
-        const key = escaped ? (JSON.parse(text.slice(i, j + 1)) as string) : text.slice(start, j);
-        if (key === '__proto__')
-          return { reason: 'forbidden_member', message: 'Member "__proto__" is not allowed' };
-        const names = (top.names ??= new NameSet());
-        if (!names.add(top.role > 0 ? foldKey(key) : key))
-          return { reason: 'duplicate_member', message: `Member "${clip(key)}" is named twice` };
-        top.lastKey = key;
-        expectKey = false;
+      if (expectKey && depth > 0) {
+        const top = framePool[depth - 1]!;
+        if (top.obj) {
+          const key = escaped ? (JSON.parse(text.slice(i, j + 1)) as string) : text.slice(start, j);
+          if (key === '__proto__')
+            return fail(high, { reason: 'forbidden_member', message: 'Member "__proto__" is not allowed' });
+          if (!addName(top, top.role > 0 ? foldKey(key) : key))
+            return fail(high, {
+              reason: 'duplicate_member',
+              message: `Member "${clip(key)}" is named twice`,
+            });
+          top.lastKey = key;
+          expectKey = false;
+        }
       }
       i = j + 1;
       continue;
     }
     if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
-      const parent = stack[stack.length - 1];
+      const parent = depth > 0 ? framePool[depth - 1] : undefined;
       let role = 0;
       if (c === 0x7b) {
         if (!parent) role = 1;
         else if (parent.obj && parent.role === 1 && parent.lastKey === 'params') role = 2;
         else if (parent.obj && parent.role === 2 && parent.lastKey === '_meta') role = 3;
         if (parent && parent.obj && parent.lastKey === 'constructor') {
-          return { reason: 'forbidden_member', message: 'Member "constructor" may not hold an object' };
+          return fail(high, {
+            reason: 'forbidden_member',
+            message: 'Member "constructor" may not hold an object',
+          });
         }
       }
-      stack.push({ obj: c === 0x7b, role });
-      if (stack.length > maxDepth)
-        return { reason: 'too_deep', message: `Request nesting exceeds ${maxDepth} levels` };
+      if (depth >= maxDepth)
+        return fail(high, { reason: 'too_deep', message: `Request nesting exceeds ${maxDepth} levels` });
+      let f = framePool[depth];
+      if (f === undefined) {
+        f = { obj: false, role: 0, lastKey: undefined, names: [], set: undefined };
+        framePool[depth] = f;
+      }
+      f.obj = c === 0x7b;
+      f.role = role;
+      f.lastKey = undefined;
+      if (f.names.length > 0) f.names.length = 0;
+      f.set = undefined;
+      if (++depth > high) high = depth;
       expectKey = c === 0x7b;
       i++;
       continue;
     }
     if (c === 0x7d || c === 0x5d) {
-      stack.pop();
+      if (depth > 0) depth--;
       expectKey = false;
       i++;
       continue;
     }
     if (c === 0x2c /* , */) {
-      const top = stack[stack.length - 1];
-      expectKey = !!top && top.obj;
+      expectKey = depth > 0 && framePool[depth - 1]!.obj;
       i++;
       continue;
     }
     i++;
   }
+  release(high);
   return undefined;
+}
+
+/** Empty the pooled frames below `high`, so that a body's member names are not kept alive after its scan. */
+function release(high: number): void {
+  for (let k = 0; k < high; k++) {
+    const f = framePool[k]!;
+    f.names.length = 0;
+    f.set = undefined;
+    f.lastKey = undefined;
+  }
+}
+
+function fail(high: number, p: ScanProblem): ScanProblem {
+  release(high);
+  return p;
 }
 
 function clip(s: string): string {
