@@ -25,12 +25,22 @@ interface ResolvedBodyOptions {
   maxDepth: number;
 }
 
+/** What the shared parse step hands to those waiting for it: the result, or the exception it hit. */
+type ParseWaiter = (result: McpRequest | Refusal | undefined, failure?: { error: unknown }) => void;
+
 /** Internal per-request state, under a registered symbol so two copies of the package still share it. */
 interface State {
+  /** The raw body once read (or the refusal), and those waiting while it is read. */
+  rawDone?: Buffer | Refusal;
+  rawWaiters?: ((raw: Buffer | Refusal) => void)[];
   raw?: Promise<Buffer | Refusal>;
+  /** The parse step's waiters while it runs; `parsed` is made only for promise callers. */
+  parseWaiters?: ParseWaiter[];
   parsed?: Promise<McpRequest | Refusal>;
-  /** What `parsed` resolved to, once it has: lets later middlewares go on synchronously (see parsedNow). */
+  /** What the parse step came to, once it has: lets later middlewares go on synchronously (see parsedNow). */
   done?: McpRequest | Refusal;
+  /** The exception the parse step hit, if it did. */
+  failed?: { error: unknown };
   classified?: ClassifyResult;
 }
 const STATE = Symbol.for('mcpware.state');
@@ -96,56 +106,77 @@ function preParsed(req: WithState): boolean {
   return req._body === true || (req.body !== undefined && (req.readableEnded || req.complete));
 }
 
-/** Read the raw body under the limit. Shared: the first caller reads, the rest await the same promise. */
+/**
+ * Read the raw body under the limit and hand it to `cb`, synchronously from the stream's `end` event (or at once
+ * when it was read before). Shared: the first caller reads, later ones wait for the same bytes. Callbacks must
+ * not throw. A callback rather than a promise: the hot path (parse, then the next middleware) makes no promise
+ * and waits for no microtask.
+ */
+function readBody(
+  req: IncomingMessage,
+  opts: ResolvedBodyOptions,
+  cb: (raw: Buffer | Refusal) => void,
+): void {
+  const st = stateOf(req);
+  if (st.rawDone !== undefined) return cb(st.rawDone);
+  if (st.rawWaiters) {
+    st.rawWaiters.push(cb);
+    return;
+  }
+  st.rawWaiters = [cb];
+  const settle = (v: Buffer | Refusal): void => {
+    st.rawDone = v;
+    const waiters = st.rawWaiters!;
+    st.rawWaiters = undefined;
+    for (const w of waiters) w(v);
+  };
+  const declared = req.headers['content-length'];
+  if (declared !== undefined) {
+    const n = Number(declared);
+    if (Number.isFinite(n) && n > opts.limit) {
+      return settle(refusal('body_too_large', { message: `Request body exceeds ${opts.limit} bytes` }));
+    }
+  }
+  if (req.readableEnded) {
+    return settle(refusal('body_unreadable', { message: 'Request body was already consumed' }));
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let done = false;
+  const finish = (v: Buffer | Refusal): void => {
+    if (done) return;
+    done = true;
+    req.removeListener('data', onData);
+    req.removeListener('end', onEnd);
+    req.removeListener('error', onError);
+    req.removeListener('aborted', onAborted);
+    settle(v);
+  };
+  const onData = (chunk: Buffer): void => {
+    size += chunk.length;
+    if (size > opts.limit) {
+      req.pause();
+      finish(refusal('body_too_large', { message: `Request body exceeds ${opts.limit} bytes` }));
+      return;
+    }
+    chunks.push(chunk);
+  };
+  const onEnd = (): void => finish(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+  const onError = (): void => finish(refusal('body_unreadable'));
+  const onAborted = (): void => finish(refusal('body_unreadable', { message: 'Request aborted' }));
+  req.on('data', onData);
+  req.on('end', onEnd);
+  req.on('error', onError);
+  req.on('aborted', onAborted);
+}
+
+/** Read the raw body under the limit. Shared: the first caller reads, the rest await the same bytes. */
 export function readRawBody(
   req: IncomingMessage,
   opts: ResolvedBodyOptions = DEFAULTS,
 ): Promise<Buffer | Refusal> {
   const st = stateOf(req);
-  if (st.raw) return st.raw;
-  st.raw = new Promise<Buffer | Refusal>((resolve) => {
-    const declared = req.headers['content-length'];
-    if (declared !== undefined) {
-      const n = Number(declared);
-      if (Number.isFinite(n) && n > opts.limit) {
-        resolve(refusal('body_too_large', { message: `Request body exceeds ${opts.limit} bytes` }));
-        return;
-      }
-    }
-    if (req.readableEnded) {
-      resolve(refusal('body_unreadable', { message: 'Request body was already consumed' }));
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    const finish = (v: Buffer | Refusal): void => {
-      if (done) return;
-      done = true;
-      req.removeListener('data', onData);
-      req.removeListener('end', onEnd);
-      req.removeListener('error', onError);
-      req.removeListener('aborted', onAborted);
-      resolve(v);
-    };
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size > opts.limit) {
-        req.pause();
-        finish(refusal('body_too_large', { message: `Request body exceeds ${opts.limit} bytes` }));
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = (): void => finish(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-    const onError = (): void => finish(refusal('body_unreadable'));
-    const onAborted = (): void => finish(refusal('body_unreadable', { message: 'Request aborted' }));
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
-    req.on('aborted', onAborted);
-  });
-  return st.raw;
+  return (st.raw ??= new Promise<Buffer | Refusal>((resolve) => readBody(req, opts, resolve)));
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -157,8 +188,9 @@ export async function isBatch(
 ): Promise<boolean | Refusal> {
   const r = req as WithState;
   const st = stateOf(req);
-  if (st.parsed) {
-    const p = await st.parsed;
+  if (st.done !== undefined || st.parseWaiters !== undefined || st.failed !== undefined) {
+    // The parse step ran or runs: its verdict says whether this was a batch.
+    const p = await parseRequest(req, opts);
     return !('kind' in p) && p.reason === 'batch';
   }
   if (preParsed(r)) {
@@ -176,6 +208,77 @@ export async function isBatch(
   return isBatchBytes(raw);
 }
 
+/** Parse raw bytes into the shared request (or a refusal), recording it on `req.locals.mcp`. */
+function fromBytes(req: IncomingMessage, opts: ResolvedBodyOptions, raw: Buffer): McpRequest | Refusal {
+  if (raw.length > opts.limit)
+    return refusal('body_too_large', { message: `Request body exceeds ${opts.limit} bytes` });
+  let text: string;
+  try {
+    text = utf8.decode(raw);
+  } catch {
+    return refusal('parse_error', { message: 'Parse error: the body is not valid UTF-8' });
+  }
+  return admit(req, parseMessage(text, { maxDepth: opts.maxDepth }), raw.length);
+}
+
+function admit(req: IncomingMessage, result: ParseResult, bytes: number): McpRequest | Refusal {
+  if (!result.ok) return result;
+  const mcp = toMcpRequest(result, req.headers, bytes);
+  localsOf(req).mcp = mcp;
+  return mcp;
+}
+
+/**
+ * Run the shared parse step once and hand its outcome to `cb`: at once when it is known, else when the body
+ * has been read (synchronously from the stream's `end` event). Callbacks must not throw.
+ * Order: Content-Type (415) → body limit (413) → UTF-8 and JSON (400 -32700) → batch (400 -32600) → JSON-RPC
+ * shape, ids, duplicate members, depth (400 -32600).
+ */
+function withParsed(req: IncomingMessage, opts: ResolvedBodyOptions, cb: ParseWaiter): void {
+  const st = stateOf(req);
+  if (st.done !== undefined) return cb(st.done);
+  if (st.failed !== undefined) return cb(undefined, st.failed);
+  if (st.parseWaiters) {
+    st.parseWaiters.push(cb);
+    return;
+  }
+  st.parseWaiters = [cb];
+  const settle = (v: McpRequest | Refusal | undefined, failure?: { error: unknown }): void => {
+    if (failure) st.failed = failure;
+    else st.done = v;
+    const waiters = st.parseWaiters!;
+    st.parseWaiters = undefined;
+    for (const w of waiters) w(v, failure);
+  };
+  const run = (step: () => McpRequest | Refusal): void => {
+    let v: McpRequest | Refusal;
+    try {
+      v = step();
+    } catch (error) {
+      return settle(undefined, { error });
+    }
+    settle(v);
+  };
+  const r = req as WithState;
+  if (preParsed(r) && !Buffer.isBuffer(r.body) && typeof r.body !== 'string') {
+    // A body parser ran before us: validate its value (duplicate members can no longer be seen).
+    return run(() =>
+      r.body === undefined
+        ? refusal('body_unreadable')
+        : admit(
+            req,
+            parseValue(r.body, { maxDepth: opts.maxDepth }),
+            Number(req.headers['content-length']) || 0,
+          ),
+    );
+  }
+  if (!isJsonContentType(req.headers['content-type'])) return settle(refusal('unsupported_media_type'));
+  if (preParsed(r)) {
+    return run(() => fromBytes(req, opts, Buffer.isBuffer(r.body) ? r.body : Buffer.from(r.body as string)));
+  }
+  readBody(req, opts, (raw) => (Buffer.isBuffer(raw) ? run(() => fromBytes(req, opts, raw)) : settle(raw)));
+}
+
 /**
  * Parse the request once. Returns the shared {@link McpRequest}, or a refusal (not yet written).
  * Order: Content-Type (415) → body limit (413) → UTF-8 and JSON (400 -32700) → batch (400 -32600) → JSON-RPC
@@ -186,39 +289,34 @@ export function parseRequest(
   opts: ResolvedBodyOptions = DEFAULTS,
 ): Promise<McpRequest | Refusal> {
   const st = stateOf(req);
-  if (st.parsed) return st.parsed;
-  const settle = (v: McpRequest | Refusal): McpRequest | Refusal => (st.done = v);
-  st.parsed = (async (): Promise<McpRequest | Refusal> => {
-    const r = req as WithState;
-    let result: ParseResult;
-    let bytes: number;
-    if (preParsed(r) && !Buffer.isBuffer(r.body) && typeof r.body !== 'string') {
-      if (r.body === undefined) return settle(refusal('body_unreadable'));
-      result = parseValue(r.body, { maxDepth: opts.maxDepth });
-      bytes = Number(req.headers['content-length']) || 0;
-    } else {
-      if (!isJsonContentType(req.headers['content-type'])) return settle(refusal('unsupported_media_type'));
-      let raw: Buffer | Refusal;
-      if (preParsed(r)) raw = Buffer.isBuffer(r.body) ? r.body : Buffer.from(r.body as string);
-      else raw = await readRawBody(req, opts);
-      if (!Buffer.isBuffer(raw)) return settle(raw);
-      bytes = raw.length;
-      if (raw.length > opts.limit)
-        return settle(refusal('body_too_large', { message: `Request body exceeds ${opts.limit} bytes` }));
-      let text: string;
-      try {
-        text = utf8.decode(raw);
-      } catch {
-        return settle(refusal('parse_error', { message: 'Parse error: the body is not valid UTF-8' }));
-      }
-      result = parseMessage(text, { maxDepth: opts.maxDepth });
+  return (st.parsed ??= new Promise<McpRequest | Refusal>((resolve, reject) =>
+    withParsed(req, opts, (v, failure) => (failure ? reject(failure.error) : resolve(v!))),
+  ));
+}
+
+/**
+ * Parse (once, shared) and go on with the parsed request: `go` runs synchronously when the parse is already
+ * done, else from the body's `end` event. A refusal is written (and recorded as by `by`); an exception, in the
+ * parse or in `go`, becomes a generic -32603 with the stack in the log.
+ */
+export function whenParsed(
+  req: IncomingMessage,
+  res: ServerResponse,
+  by: string,
+  logger: Logger,
+  opts: ResolvedBodyOptions,
+  go: (mcp: McpRequest) => void,
+): void {
+  withParsed(req, opts, (p, failure) => {
+    if (failure) return sendInternalError(req, res, failure.error, by, logger);
+    const mcp = admitParsed(req, res, p!, by);
+    if (!mcp) return;
+    try {
+      go(mcp);
+    } catch (err) {
+      sendInternalError(req, res, err, by, logger);
     }
-    if (!result.ok) return settle(result);
-    const mcp = toMcpRequest(result, req.headers, bytes);
-    localsOf(req).mcp = mcp;
-    return settle(mcp);
-  })();
-  return st.parsed;
+  });
 }
 
 /**
@@ -242,23 +340,9 @@ export function afterParse(
   logger: Logger,
   check: (mcp: McpRequest) => boolean,
 ): void {
-  const now = parsedNow(req);
-  if (now !== undefined && 'kind' in now) {
-    let go: boolean;
-    try {
-      go = check(now);
-    } catch (err) {
-      return sendInternalError(req, res, err, by, logger);
-    }
-    if (go) next();
-    return;
-  }
-  ensureParsed(req, res, by).then(
-    (mcp) => {
-      if (mcp && check(mcp)) next();
-    },
-    (err: unknown) => sendInternalError(req, res, err, by, logger),
-  );
+  whenParsed(req, res, by, logger, DEFAULTS, (mcp) => {
+    if (check(mcp)) next();
+  });
 }
 
 /**

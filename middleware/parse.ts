@@ -7,8 +7,8 @@
  * Uses `req.body` when express.json (or another body parser) already ran. Non-POST requests pass through.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type BodyOptions, ensureParsed, resolveBodyOptions } from './context.js';
-import { sendInternalError, stderrLogger } from './respond.js';
+import { type BodyOptions, resolveBodyOptions, whenParsed } from './context.js';
+import { stderrLogger } from './respond.js';
 import type { Logger, Middleware } from './types.js';
 import type { McpRequest } from '../lib/request.js';
 
@@ -24,12 +24,8 @@ export function parse(options: ParseOptions = {}): Middleware {
   const logger = options.logger ?? stderrLogger;
   return function mcpParse(req, res, next) {
     if (req.method !== 'POST') return next();
-    ensureParsed(req, res, 'parse', body).then(
-      (mcp) => {
-        if (mcp) next();
-      },
-      (err: unknown) => sendInternalError(req, res, err, 'parse', logger),
-    );
+    // Synchronously from the body's `end` event: no promise, no microtask on the way to the next middleware.
+    whenParsed(req, res, 'parse', logger, body, () => next());
   };
 }
 
