@@ -621,7 +621,7 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     /** Queue an SSE comment line (keep-alive); only on a stream already started. */
     comment(text: string): void;
     /** Write the final response (JSON, or the last SSE event) after the queued messages. */
-    send(status: number, text: string, record: RequestLocals['response']): Promise<void>;
+    send(status: number, text: string, record: RequestLocals['response']): void | Promise<void>;
     /** Bytes written but not yet flushed to the client. */
     buffered(): number;
   }
@@ -694,21 +694,25 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
           if (!gone()) res.write(`: ${text}\n\n`);
         });
       },
-      async send(status, text, record) {
+      send(status, text, record) {
         closed = true;
-        if (queue) await queue;
-        if (streaming) {
-          // The ResponseRecord contract: `stream` marks an SSE answer (an error keeps its code).
-          locals.response = { ...record, resultType: 'stream' };
-          if (!gone()) res.end(event(text));
-          return;
-        }
-        locals.response = record;
-        write(res, status, text, status < 300 ? versionHeader(mcp, era) : undefined);
+        // Only an answer that queued messages before it waits for them; the common one is written at once.
+        if (queue) return queue.then(() => deliver(status, text, record));
+        deliver(status, text, record);
       },
       buffered() {
         return res.writableLength;
       },
+    };
+    const deliver = (status: number, text: string, record: RequestLocals['response']): void => {
+      if (streaming) {
+        // The ResponseRecord contract: `stream` marks an SSE answer (an error keeps its code).
+        locals.response = { ...record, resultType: 'stream' };
+        if (!gone()) res.end(event(text));
+        return;
+      }
+      locals.response = record;
+      write(res, status, text, status < 300 ? versionHeader(mcp, era) : undefined);
     };
     return reply;
   }
@@ -1240,12 +1244,12 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     }
   }
 
-  async function handleRequest(
+  function handleRequest(
     req: IncomingMessage,
     res: ServerResponse,
     mcp: McpRequest,
     era: Era,
-  ): Promise<void> {
+  ): void | Promise<void> {
     const method = mcp.method!;
     if (era === 'legacy' && legacyVersions.length === 0) {
       // A modern-only server names what it speaks, as 2026-07-28 asks of an answer to `initialize`.
@@ -1320,55 +1324,92 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     };
     let value: unknown;
     try {
-      value = await invoke(original);
-      // Legacy: the same handler, served with real server-to-client requests on the SSE answer, round by round.
-      // The state never leaves the process here, so it is handed back directly (after checking it is ours).
-      for (let round = 1; isInputRequiredResult(value); round++) {
-        const ir = checked(value);
-        if (era !== 'legacy') break;
-        if (round > maxInputRounds) {
-          throw new McpError(
-            ErrorCode.InternalError,
-            `The request needed more than ${maxInputRounds} rounds of client input`,
-          );
-        }
-        let state: unknown;
-        if (ir.requestState !== undefined) {
-          const v = verifyRequestState(
-            ir.requestState,
-            { principal: call.principal, method, digest: paramsDigest(original) },
-            stateKeys,
-            Date.now(),
-          );
-          if (!v.ok) {
-            throw new Error(`${method}: the handler returned a requestState not made by ctx.inputRequired()`);
-          }
-          state = v.state;
-        }
-        const answers = await askClient(call, ir);
-        const next: JsonObject = { ...original, inputResponses: answers };
-        if (ir.requestState !== undefined) next.requestState = ir.requestState;
-        const given: RoundInput = { params: next, inputResponses: Object.freeze(answers) };
-        if (state !== undefined) given.requestState = state;
-        value = await invoke(next, given);
-      }
-      if (views.length > 0 && key === TOOLS_LIST && isObj(value) && Array.isArray(value.tools)) {
-        const tools = exposeList(value.tools, views);
-        if (!tools)
-          throw new Error(
-            'tools/list: a listed tool has no string name; the list is withheld (tool filter fails closed)',
-          );
-        value = { ...value, tools };
-      }
-      value = applyOutbound(locals, value, method, 'result');
-      if (isThenable(value)) value = await value;
+      value = invoke(original);
     } catch (err) {
-      if (call.ac.aborted) {
-        locals.response = { resultType: 'cancelled' };
-        return;
-      }
-      return sendThrown(reply, err);
+      return failed(reply, call, err);
     }
+    // The common case, a plain result from a synchronous handler with no tool filter: answered in this turn,
+    // with no promise and no microtask.
+    if (!isThenable(value) && !isInputRequiredResult(value) && views.length === 0) {
+      try {
+        value = applyOutbound(locals, value, method, 'result');
+      } catch (err) {
+        return failed(reply, call, err);
+      }
+      if (!isThenable(value)) return answer(reply, call, key, value);
+      return Promise.resolve(value).then(
+        (v) => answer(reply, call, key, v),
+        (err: unknown) => failed(reply, call, err),
+      );
+    }
+    const rounds = async (first: unknown): Promise<void> => {
+      let value: unknown;
+      try {
+        value = await first;
+        // Legacy: the same handler, served with real server-to-client requests on the SSE answer, round by round.
+        // The state never leaves the process here, so it is handed back directly (after checking it is ours).
+        for (let round = 1; isInputRequiredResult(value); round++) {
+          const ir = checked(value);
+          if (era !== 'legacy') break;
+          if (round > maxInputRounds) {
+            throw new McpError(
+              ErrorCode.InternalError,
+              `The request needed more than ${maxInputRounds} rounds of client input`,
+            );
+          }
+          let state: unknown;
+          if (ir.requestState !== undefined) {
+            const v = verifyRequestState(
+              ir.requestState,
+              { principal: call.principal, method, digest: paramsDigest(original) },
+              stateKeys,
+              Date.now(),
+            );
+            if (!v.ok) {
+              throw new Error(
+                `${method}: the handler returned a requestState not made by ctx.inputRequired()`,
+              );
+            }
+            state = v.state;
+          }
+          const answers = await askClient(call, ir);
+          const next: JsonObject = { ...original, inputResponses: answers };
+          if (ir.requestState !== undefined) next.requestState = ir.requestState;
+          const given: RoundInput = { params: next, inputResponses: Object.freeze(answers) };
+          if (state !== undefined) given.requestState = state;
+          value = await invoke(next, given);
+        }
+        if (views.length > 0 && key === TOOLS_LIST && isObj(value) && Array.isArray(value.tools)) {
+          const tools = exposeList(value.tools, views);
+          if (!tools)
+            throw new Error(
+              'tools/list: a listed tool has no string name; the list is withheld (tool filter fails closed)',
+            );
+          value = { ...value, tools };
+        }
+        value = applyOutbound(locals, value, method, 'result');
+        if (isThenable(value)) value = await value;
+      } catch (err) {
+        return failed(reply, call, err);
+      }
+      return answer(reply, call, key, value);
+    };
+    return rounds(value);
+  }
+
+  /** A handler's failure: nothing more for a cancelled call, else the error answer. */
+  function failed(reply: Reply, call: Call, err: unknown): void | Promise<void> {
+    if (call.ac.aborted) {
+      reply.locals.response = { resultType: 'cancelled' };
+      return;
+    }
+    return sendThrown(reply, err);
+  }
+
+  /** Encode and write a handler's (transformed) result. */
+  function answer(reply: Reply, call: Call, key: string, value: unknown): void | Promise<void> {
+    const { mcp, era, locals } = reply;
+    const method = mcp.method!;
     if (call.ac.aborted) {
       locals.response = { resultType: 'cancelled' };
       return;
@@ -1389,14 +1430,21 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     }
     const record: { resultType: string; toolError?: boolean } = { resultType: encoded.resultType };
     if (key === TOOLS_CALL) record.toolError = encoded.result.isError === true;
-    await reply.send(200, text, record);
+    return reply.send(200, text, record);
   }
 
-  async function run(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  function run(req: IncomingMessage, res: ServerResponse): void | Promise<void> {
     // Already parsed (by parse(), or another middleware): go on without waiting for a promise.
     const now = parsedNow(req);
-    const mcp = now !== undefined ? admitParsed(req, res, now, F) : await ensureParsed(req, res, F, body);
+    if (now === undefined) {
+      return ensureParsed(req, res, F, body).then((mcp) => (mcp ? route(req, res, mcp) : undefined));
+    }
+    const mcp = admitParsed(req, res, now, F);
     if (!mcp) return;
+    return route(req, res, mcp);
+  }
+
+  function route(req: IncomingMessage, res: ServerResponse, mcp: McpRequest): void | Promise<void> {
     const cls = classifyOnce(req, mcp, versions);
     if (!cls.ok) return sendRefusal(req, res, cls, F);
     switch (mcp.kind) {
@@ -1422,7 +1470,14 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     next: (err?: unknown) => void,
   ) {
     if (req.method !== 'POST') return next();
-    run(req, res).catch((err: unknown) => sendInternalError(req, res, err, F, logger));
+    let pending: void | Promise<void>;
+    try {
+      pending = run(req, res);
+    } catch (err) {
+      return sendInternalError(req, res, err, F, logger);
+    }
+    // A promise only when something waited (an async handler, a body still being read).
+    if (pending) pending.catch((err: unknown) => sendInternalError(req, res, err, F, logger));
   };
   return Object.assign(middleware, {
     async close(): Promise<void> {
