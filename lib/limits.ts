@@ -2,7 +2,8 @@
  * The pure parts of the limits middleware: the reasons a request is refused, the `Retry-After` arithmetic, how
  * work is priced, limit-value validation, and reading the limits from environment variables.
  *
- * Pure: no I/O, no timers, no clocks (callers pass `now` and durations in).
+ * Pure: no I/O, no timers, no clocks (callers pass `now` and durations in). {@link FixedWindows} keeps state, but
+ * only what its callers put in it.
  */
 
 /** Which limit refused a request. Logs, metrics and the refusal's `data.limit` use these names. */
@@ -83,6 +84,67 @@ export function workMs(
     ms: Math.min(Math.round(Math.max(Number.isFinite(wallMs) ? wallMs : 0, 0)), MAX_LIMIT_VALUE),
     source: 'wall_clock',
   };
+}
+
+/**
+ * Fixed-window counters in process memory, one per key: a window opens at the key's first {@link add} and ends
+ * `durationMs` later; the next add after that opens a new one at 0. The same arithmetic as rate-limiter-flexible's
+ * `RateLimiterMemory` (its `consume` and `penalty` add, its `get` reads, its `msBeforeNext` is {@link msLeft}),
+ * without the promise and the result object per call and without a timer per window.
+ *
+ * Synchronous, and the caller passes the time (`now`, in ms, from a clock that does not go back). A window that
+ * has ended counts as absent. Ended windows are dropped when a new window opens: the map keeps its keys in the
+ * order their windows opened, which is the order they end, so the dropping walks only ended windows and stops at
+ * the first live one. The map holds the windows opened within the last `durationMs`, plus ended ones until the
+ * next window opens.
+ */
+export class FixedWindows {
+  private readonly windows = new Map<string, { count: number; endsAt: number }>();
+  /** No window ends before this (Infinity: none is open); spares the walk when nothing can have ended. */
+  private sweepAt = Infinity;
+
+  constructor(readonly durationMs: number) {}
+
+  /** The count of the key's current window; 0 when none is open. */
+  count(key: string, now: number): number {
+    const w = this.windows.get(key);
+    return w !== undefined && w.endsAt > now ? w.count : 0;
+  }
+
+  /** Milliseconds until the key's current window ends; 0 when none is open. */
+  msLeft(key: string, now: number): number {
+    const w = this.windows.get(key);
+    return w !== undefined && w.endsAt > now ? w.endsAt - now : 0;
+  }
+
+  /** Add `n` to the key's current window, opening one at `now` when none is open; returns the window's count. */
+  add(key: string, n: number, now: number): number {
+    const w = this.windows.get(key);
+    if (w !== undefined && w.endsAt > now) return (w.count += n);
+    // The key's ended window, if any, is among the ended ones at the front: the sweep drops it, so the new window
+    // is inserted at the end, in order.
+    if (now >= this.sweepAt) this.sweep(now);
+    const endsAt = now + this.durationMs;
+    this.windows.set(key, { count: n, endsAt });
+    if (this.sweepAt === Infinity) this.sweepAt = endsAt;
+    return n;
+  }
+
+  /** Keys held, ended windows not yet dropped included. */
+  get size(): number {
+    return this.windows.size;
+  }
+
+  private sweep(now: number): void {
+    this.sweepAt = Infinity;
+    for (const [key, w] of this.windows) {
+      if (w.endsAt > now) {
+        this.sweepAt = w.endsAt;
+        return;
+      }
+      this.windows.delete(key);
+    }
+  }
 }
 
 /**

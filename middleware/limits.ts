@@ -13,20 +13,29 @@
  * The slots are released exactly once when the response closes (finished or aborted by the client), and the
  * request's work (what it charged with {@link charge}, else its wall-clock time) is added to the budget.
  *
- * Requests per minute and the budget are rate-limiter-flexible fixed windows (`RateLimiterMemory` /
- * `RateLimiterRedis`). Concurrency is a semaphore of our own, because a rate-limiter counter expires as a whole:
- * when its window ends while requests are still running, the count restarts at 0 and admits too many, and the
- * late releases then drive it negative. In Redis each slot is a member of a sorted set scored by its own expiry
- * (a lease, renewed while the request runs), so a crashed replica's slots lapse one by one and a live replica's
- * never do; in memory a slot is a plain counter.
+ * Requests per minute and the budget are fixed windows: rate-limiter-flexible's `RateLimiterRedis` in Redis,
+ * and in memory our own {@link FixedWindows} (lib/limits), the arithmetic of rate-limiter-flexible's
+ * `RateLimiterMemory` done synchronously. `RateLimiterMemory` answers every call with a promise and a result
+ * object and arms a timer per window; its three calls per request (budget read, minute window, budget charge)
+ * and the awaits around them were most of the ~2.9 µs per request this middleware cost in an in-process
+ * micro-benchmark (~1.0 µs now), and they put microtasks between the request and next(). So the memory store
+ * decides synchronously: an admitted request reaches next() in the same tick, and its slots and charge are
+ * settled synchronously when its response closes. Redis keeps the asynchronous path.
+ *
+ * Concurrency is a semaphore of our own, because a rate-limiter counter expires as a whole: when its window ends
+ * while requests are still running, the count restarts at 0 and admits too many, and the late releases then drive
+ * it negative. In Redis each slot is a member of a sorted set scored by its own expiry (a lease, renewed while the
+ * request runs), so a crashed replica's slots lapse one by one and a live replica's never do; in memory a slot is
+ * a plain counter.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { type Refusal, refusal } from '../lib/errors.js';
 import {
   BUDGET_WINDOW_SECONDS,
   CONCURRENCY_RETRY_MS,
+  FixedWindows,
   type InflightScope,
   LIMIT_DEFAULTS,
   LIMIT_MESSAGES,
@@ -118,7 +127,7 @@ export interface LimitsOptions {
 export interface LimitsStats {
   /** Requests of this process holding a slot, per scope. */
   inflight: Record<InflightScope, number>;
-  /** Entries in this process's in-memory semaphores (the store, or the fail-open insurance). */
+  /** Keys holding a slot in this process's in-memory semaphores (the store, or the fail-open insurance). */
   memorySlotKeys: number;
   /** Concurrency slots this process holds in Redis (and renews). */
   redisSlots: number;
@@ -163,65 +172,95 @@ interface Windows {
   budget: number;
 }
 
-function isLimiterRes(v: unknown): v is RateLimiterRes {
-  return v instanceof RateLimiterRes;
-}
-
 /** Consume one request; a rejection carrying a RateLimiterRes is the limit, anything else a store failure. */
-async function consumeOne(limiter: RateLimiterMemory | RateLimiterRedis, key: string): Promise<RpmResult> {
+async function consumeOne(limiter: RateLimiterRedis, key: string): Promise<RpmResult> {
   try {
     await limiter.consume(key, 1);
     return { ok: true };
   } catch (e) {
-    if (isLimiterRes(e)) return { ok: false, msBeforeNext: e.msBeforeNext };
+    if (e instanceof RateLimiterRes) return { ok: false, msBeforeNext: e.msBeforeNext };
     throw e;
   }
 }
 
-/** A counting semaphore in process memory; a key disappears when its count returns to 0. */
+/** Idle keys a semaphore keeps at least before dropping them (see {@link MemorySemaphore}). */
+const IDLE_KEYS_KEPT = 1024;
+
+/**
+ * A counting semaphore in process memory. A key whose count returns to 0 stays for a while (idle), so that its
+ * next request updates the entry instead of inserting it again: an insert and a delete per request cost ~0.2 µs,
+ * because V8 rebuilds a Map's table as entries keep leaving it. Idle keys are dropped all at once when there are
+ * more than 1024 of them and more than keys holding a slot, so they stay bounded.
+ */
 class MemorySemaphore {
-  readonly counts = new Map<string, number>();
+  private readonly counts = new Map<string, number>();
+  private idle = 0;
   tryAcquire(key: string, limit: number): boolean {
-    const n = this.counts.get(key) ?? 0;
-    if (n >= limit) return false;
-    this.counts.set(key, n + 1);
+    const n = this.counts.get(key);
+    const count = n ?? 0;
+    if (count >= limit) return false;
+    if (n === 0) this.idle--;
+    this.counts.set(key, count + 1);
     return true;
   }
   release(key: string): void {
-    const n = this.counts.get(key) ?? 0;
-    if (n <= 1) this.counts.delete(key);
-    else this.counts.set(key, n - 1);
+    const n = this.counts.get(key);
+    if (n === undefined || n === 0) return;
+    if (n > 1) {
+      this.counts.set(key, n - 1);
+      return;
+    }
+    this.counts.set(key, 0);
+    if (++this.idle > IDLE_KEYS_KEPT && this.idle > this.counts.size - this.idle) this.dropIdle();
+  }
+  /** Keys holding at least one slot. */
+  get size(): number {
+    return this.counts.size - this.idle;
+  }
+  private dropIdle(): void {
+    for (const [key, n] of this.counts) if (n === 0) this.counts.delete(key);
+    this.idle = 0;
   }
 }
 
-/** The fixed windows (requests per minute, hourly budget) both stores keep in rate-limiter-flexible. */
-abstract class WindowedBackend {
-  protected rpm: RateLimiterMemory | RateLimiterRedis | undefined;
-  protected budget: RateLimiterMemory | RateLimiterRedis | undefined;
-  async budgetUsed(key: string): Promise<{ used: number; msBeforeNext: number } | null> {
-    const r = await this.budget!.get(key);
-    return r ? { used: r.consumedPoints, msBeforeNext: r.msBeforeNext } : null;
-  }
-  async chargeBudget(key: string, ms: number): Promise<void> {
-    await this.budget!.penalty(key, ms);
-  }
-  takeRpm(key: string): Promise<RpmResult> {
-    return consumeOne(this.rpm!, key);
-  }
-}
+const RPM_OK: RpmResult = Object.freeze({ ok: true });
 
-class MemoryBackend extends WindowedBackend implements Backend {
+/**
+ * The store in process memory, also the fail-open insurance behind Redis. All of it is synchronous: the memory
+ * store's request path uses the semaphores and the windows directly (see `admitInMemory`); the {@link Backend}
+ * methods wrap them for the insurance, which the limiter awaits like Redis. Times come from `performance.now()`,
+ * which does not go back when the wall clock is set.
+ */
+class MemoryBackend implements Backend {
   readonly name = 'memory';
   readonly sem: Record<InflightScope, MemorySemaphore> = {
     user: new MemorySemaphore(),
     global: new MemorySemaphore(),
   };
+  /** The per-user minute windows and budget windows; undefined when that limit is off. */
+  readonly rpm: FixedWindows | undefined;
+  readonly budget: FixedWindows | undefined;
 
-  constructor(w: Windows) {
-    super();
-    this.rpm = w.rpm > 0 ? new RateLimiterMemory({ points: w.rpm, duration: RPM_WINDOW_SECONDS }) : undefined;
-    this.budget =
-      w.budget > 0 ? new RateLimiterMemory({ points: w.budget, duration: BUDGET_WINDOW_SECONDS }) : undefined;
+  constructor(private readonly w: Windows) {
+    this.rpm = w.rpm > 0 ? new FixedWindows(RPM_WINDOW_SECONDS * 1000) : undefined;
+    this.budget = w.budget > 0 ? new FixedWindows(BUDGET_WINDOW_SECONDS * 1000) : undefined;
+  }
+  async budgetUsed(key: string): Promise<{ used: number; msBeforeNext: number } | null> {
+    const now = performance.now();
+    const used = this.budget!.count(key, now);
+    // An open window has a count: only charges above 0 open one.
+    return used > 0 ? { used, msBeforeNext: this.budget!.msLeft(key, now) } : null;
+  }
+  async chargeBudget(key: string, ms: number): Promise<void> {
+    this.chargeNow(key, ms);
+  }
+  chargeNow(key: string, ms: number): void {
+    this.budget!.add(key, ms, performance.now());
+  }
+  async takeRpm(key: string): Promise<RpmResult> {
+    const now = performance.now();
+    if (this.rpm!.add(key, 1, now) <= this.w.rpm) return RPM_OK;
+    return { ok: false, msBeforeNext: this.rpm!.msLeft(key, now) };
   }
   async acquire(scope: InflightScope, key: string, limit: number): Promise<boolean> {
     return this.sem[scope].tryAcquire(key, limit);
@@ -230,7 +269,7 @@ class MemoryBackend extends WindowedBackend implements Backend {
     this.sem[scope].release(key);
   }
   slotKeys(): number {
-    return this.sem.user.counts.size + this.sem.global.counts.size;
+    return this.sem.user.size + this.sem.global.size;
   }
 }
 
@@ -270,8 +309,10 @@ class RedisNotReadyError extends Error {
   }
 }
 
-class RedisBackend extends WindowedBackend implements Backend {
+class RedisBackend implements Backend {
   readonly name = 'redis';
+  private readonly rpm: RateLimiterRedis | undefined;
+  private readonly budget: RateLimiterRedis | undefined;
   private readonly acquireSha = sha1(ACQUIRE_LUA);
   private readonly renewSha = sha1(RENEW_LUA);
   /** Slots this process holds, per Redis key: renewed on a timer until released. */
@@ -289,7 +330,6 @@ class RedisBackend extends WindowedBackend implements Backend {
     private readonly leaseMs: number,
     private readonly onRenewError: (e: Error) => void,
   ) {
-    super();
     const common = { storeClient: client, rejectIfRedisNotReady: true, inMemoryBlockOnConsumed: 0 };
     this.rpm =
       w.rpm > 0
@@ -313,6 +353,19 @@ class RedisBackend extends WindowedBackend implements Backend {
 
   private ready(): void {
     if (this.client.status !== 'ready') throw new RedisNotReadyError();
+  }
+
+  async budgetUsed(key: string): Promise<{ used: number; msBeforeNext: number } | null> {
+    const r = await this.budget!.get(key);
+    return r ? { used: r.consumedPoints, msBeforeNext: r.msBeforeNext } : null;
+  }
+
+  async chargeBudget(key: string, ms: number): Promise<void> {
+    await this.budget!.penalty(key, ms);
+  }
+
+  takeRpm(key: string): Promise<RpmResult> {
+    return consumeOne(this.rpm!, key);
   }
 
   /** EVALSHA, loading the script with EVAL when Redis does not know it (first use, or after a restart). */
@@ -499,7 +552,8 @@ class Limiter {
 
   /**
    * Run `op` on the primary within the timeout; on a store failure run it on the insurance (fail-open) or throw
-   * {@link StoreUnavailableError} (fail-closed). A memory primary never fails this way.
+   * {@link StoreUnavailableError} (fail-closed). A memory primary never fails this way (and its requests do not
+   * come here: they are decided synchronously).
    */
   async run<T>(
     op: (b: Backend) => Promise<T>,
@@ -539,6 +593,10 @@ class Limiter {
 
   /** Add work to the budget; a charge lost in an outage is logged through the hook and dropped. */
   charge(key: string, ms: number): void {
+    if (this.primary instanceof MemoryBackend) {
+      this.primary.chargeNow(key, ms);
+      return;
+    }
     this.run((b) => b.chargeBudget(key, ms)).catch((e: unknown) => {
       // run() already reported a Redis failure; anything else is unexpected.
       if (!(e instanceof StoreUnavailableError))
@@ -772,8 +830,6 @@ export function limits(options: Readonly<LimitsOptions> = {}): LimitsMiddleware 
   const instance = randomBytes(9).toString('base64url');
   let seq = 0;
 
-  // In memory a slot is a counter: taken synchronously, with no promise per request.
-  const memory = lim.primary instanceof MemoryBackend ? lim.primary : undefined;
   const takeMemorySlot = (
     backend: MemoryBackend,
     scope: InflightScope,
@@ -806,7 +862,9 @@ export function limits(options: Readonly<LimitsOptions> = {}): LimitsMiddleware 
   };
 
   const releaseAll = (held: Slot[]): void => {
-    for (const slot of held.splice(0)) {
+    // Taken off one by one (not copied out): no array allocated per request.
+    while (held.length > 0) {
+      const slot = held.shift()!;
       lim.release(slot);
       setInflight(slot.scope, -1);
     }
@@ -830,33 +888,89 @@ export function limits(options: Readonly<LimitsOptions> = {}): LimitsMiddleware 
     });
   };
 
+  /** Refuse without waiting for it: the refusal may read the body for the id. */
+  const refuse = (req: IncomingMessage, res: ServerResponse, reason: LimitReason, waitMs: number): void => {
+    deny(req, res, reason, waitMs).catch((e: unknown) => sendInternalError(req, res, e, NAME, logger));
+  };
+
+  /** When an admitted request's response closes: give its slots back and add its work to the budget. */
+  const settle = (req: IncomingMessage, key: string, held: Slot[], admittedAt: number): void => {
+    releaseAll(held);
+    if (budget > 0) {
+      const work = workMs(req.locals?.chargedMs, performance.now() - admittedAt);
+      const onCharge = hooks.onCharge;
+      if (onCharge) callHook(() => onCharge(work.ms, work.source));
+      if (work.ms > 0) lim.charge(key, work.ms);
+    }
+  };
+
+  /** The bucket of the request's principal. Namespaced so that no user id can share the anonymous bucket. */
+  const keyOf = (req: IncomingMessage): string => {
+    const userId = req.locals?.principal?.userId;
+    return typeof userId === 'string' && userId !== '' ? `u:${userId}` : 'anonymous';
+  };
+
+  // A subscriptions/listen stream lives as long as the client wants; holding concurrency slots for it would let a
+  // few subscriptions lock their owner out. It still counts against rpm; the dispatcher caps open streams itself.
+  // Seen only when the request was parsed before this middleware (the recommended order).
+  const isLongLived = (req: IncomingMessage): boolean => {
+    const mcp = req.locals?.mcp;
+    return mcp?.kind === 'request' && mcp.method === 'subscriptions/listen';
+  };
+
+  /**
+   * The memory store: the same checks in the same order as {@link handle}, decided synchronously, so an admitted
+   * request reaches next() in the same tick, with no promise and no microtask on the way (and nothing can close
+   * the response between two checks).
+   */
+  const admitInMemory = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    next: (err?: unknown) => void,
+    m: MemoryBackend,
+  ): void => {
+    if (res.closed || res.destroyed) return; // the client is gone already: nothing to answer, nothing to hold
+    const key = keyOf(req);
+    const now = performance.now();
+    if (m.budget && m.budget.count(key, now) >= budget) {
+      refuse(req, res, 'cost_budget', m.budget.msLeft(key, now));
+      return;
+    }
+    const longLived = isLongLived(req);
+    const held: Slot[] = [];
+    if (!longLived && userConc > 0 && !takeMemorySlot(m, 'user', key, userConc, held)) {
+      refuse(req, res, 'user_concurrent', CONCURRENCY_RETRY_MS);
+      return;
+    }
+    if (!longLived && globalConc > 0 && !takeMemorySlot(m, 'global', 'all', globalConc, held)) {
+      releaseAll(held);
+      refuse(req, res, 'global_concurrent', CONCURRENCY_RETRY_MS);
+      return;
+    }
+    if (m.rpm && m.rpm.add(key, 1, now) > rpm) {
+      releaseAll(held);
+      refuse(req, res, 'rpm', m.rpm.msLeft(key, now));
+      return;
+    }
+    const admittedAt = now; // the checks took no measurable time
+    res.once('close', () => settle(req, key, held, admittedAt));
+    next();
+  };
+
+  /** Redis: the same checks, each awaiting the store (bounded by its timeout, with the outage policy). */
   const handle = async (
     req: IncomingMessage,
     res: ServerResponse,
     next: (err?: unknown) => void,
   ): Promise<void> => {
-    const userId = req.locals?.principal?.userId;
-    // Namespaced so that no user id can share the anonymous bucket.
-    const key = typeof userId === 'string' && userId !== '' ? `u:${userId}` : 'anonymous';
+    const key = keyOf(req);
     const held: Slot[] = [];
     let closed = res.closed || res.destroyed;
     let admittedAt = -1;
-    let finished = false;
-    const finish = (): void => {
-      if (finished) return;
-      finished = true;
-      releaseAll(held);
-      if (budget > 0 && admittedAt >= 0) {
-        const work = workMs(req.locals?.chargedMs, performance.now() - admittedAt);
-        const onCharge = hooks.onCharge;
-        if (onCharge) callHook(() => onCharge(work.ms, work.source));
-        if (work.ms > 0) lim.charge(key, work.ms);
-      }
-    };
     const onClose = (): void => {
       closed = true;
       // Before admission the acquiring code sees `closed` and gives its slots back itself.
-      if (admittedAt >= 0) finish();
+      if (admittedAt >= 0) settle(req, key, held, admittedAt);
     };
     if (closed) return; // the client is gone already: nothing to answer, nothing to hold
     res.once('close', onClose);
@@ -865,28 +979,12 @@ export function limits(options: Readonly<LimitsOptions> = {}): LimitsMiddleware 
         const { value: used } = await lim.run((b) => b.budgetUsed(key));
         if (used && used.used >= budget) return await deny(req, res, 'cost_budget', used.msBeforeNext);
       }
-      // A subscriptions/listen stream lives as long as the client wants; holding concurrency slots for it would
-      // let a few subscriptions lock their owner out. It still counts against rpm; the dispatcher caps open
-      // streams itself. Seen only when the request was parsed before this middleware (the recommended order).
-      const mcp = req.locals?.mcp;
-      const longLived = mcp?.kind === 'request' && mcp.method === 'subscriptions/listen';
-      if (
-        !longLived &&
-        userConc > 0 &&
-        !(memory
-          ? takeMemorySlot(memory, 'user', key, userConc, held)
-          : await takeSlot('user', key, userConc, held))
-      ) {
+      const longLived = isLongLived(req);
+      if (!longLived && userConc > 0 && !(await takeSlot('user', key, userConc, held))) {
         return await deny(req, res, 'user_concurrent', CONCURRENCY_RETRY_MS);
       }
       if (closed) return releaseAll(held);
-      if (
-        !longLived &&
-        globalConc > 0 &&
-        !(memory
-          ? takeMemorySlot(memory, 'global', 'all', globalConc, held)
-          : await takeSlot('global', 'all', globalConc, held))
-      ) {
+      if (!longLived && globalConc > 0 && !(await takeSlot('global', 'all', globalConc, held))) {
         releaseAll(held);
         return await deny(req, res, 'global_concurrent', CONCURRENCY_RETRY_MS);
       }
@@ -921,6 +1019,7 @@ export function limits(options: Readonly<LimitsOptions> = {}): LimitsMiddleware 
     next();
   };
 
+  const memory = lim.primary instanceof MemoryBackend ? lim.primary : undefined;
   const middleware = function limitsMiddleware(
     req: IncomingMessage,
     res: ServerResponse,
@@ -928,6 +1027,15 @@ export function limits(options: Readonly<LimitsOptions> = {}): LimitsMiddleware 
   ): void {
     if (req.method !== 'POST') {
       next();
+      return;
+    }
+    if (memory) {
+      // Like the rejected promise of handle(): an exception, also one from next(), is a 500.
+      try {
+        admitInMemory(req, res, next, memory);
+      } catch (e) {
+        sendInternalError(req, res, e, NAME, logger);
+      }
       return;
     }
     handle(req, res, next).catch((e: unknown) => sendInternalError(req, res, e, NAME, logger));
