@@ -9,6 +9,11 @@
  * `-32602` and is counted as `other`) or were listed in `tools`, up to `maxTools`.
  *
  * It refuses nothing. Non-POST requests are counted too (they are refusals of the method guard).
+ *
+ * Counters and the in-flight gauge are kept in plain numbers per series and handed to prom-client only when a
+ * metric is read (its `collect()`, which every scrape, `get()` and cluster aggregation call): prom-client
+ * validates and hashes the label set on every `inc`/`set`, which added up to microseconds per answer. The two
+ * histograms still `observe()` per request: prom-client has no public way to add bucket counts in bulk.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Counter, Gauge, Histogram, type Registry as RegistryType, Registry } from 'prom-client';
@@ -149,6 +154,137 @@ function getOrCreate<M>(
     );
   }
   return new Kind({ ...cfg, labelNames: [...cfg.labelNames], registers: [registry] } as never);
+}
+
+type Labels = Record<string, string>;
+
+/** One series counted in plain numbers until prom-client reads the metric. */
+interface Series {
+  /** Made once, handed to prom-client as is (it keeps the object of a series it creates). */
+  readonly labels: Labels;
+  /** Counter: what was counted since the last hand-over. Gauge: the last value set. */
+  value: number;
+  /** Gauge: set since the last hand-over. */
+  changed: boolean;
+  /** In the tally's list (counted since it was made or since the metric was last reset). */
+  listed: boolean;
+}
+
+/**
+ * The series of one counter or gauge, with lookups by one or two label values. Every label value is checked
+ * against a bounded set or bounded by `maxTools` before it gets here, so these maps stay small.
+ */
+class Tally {
+  /**
+   * The series counted since the metric was made or last reset, in the order they were first counted: handed
+   * over in that order, prom-client creates its series in the order it did when it was told on each request.
+   */
+  private listed: Series[] = [];
+  private readonly byOne = new Map<string, Series>();
+  private readonly byTwo = new Map<string, Map<string, Series>>();
+
+  constructor(
+    private readonly names: readonly string[],
+    /** Gives prom-client what a series holds (and clears what it gave). */
+    private readonly handOver: (s: Series) => void,
+  ) {}
+
+  private list(s: Series): Series {
+    s.listed = true;
+    this.listed.push(s);
+    return s;
+  }
+
+  /** The series to count for `value` (each caller counts right away). */
+  one(value: string): Series {
+    let s = this.byOne.get(value);
+    if (s === undefined) {
+      s = { labels: { [this.names[0]!]: value }, value: 0, changed: false, listed: false };
+      this.byOne.set(value, s);
+    }
+    return s.listed ? s : this.list(s);
+  }
+
+  two(a: string, b: string): Series {
+    let inner = this.byTwo.get(a);
+    if (inner === undefined) {
+      inner = new Map();
+      this.byTwo.set(a, inner);
+    }
+    let s = inner.get(b);
+    if (s === undefined) {
+      s = { labels: { [this.names[0]!]: a, [this.names[1]!]: b }, value: 0, changed: false, listed: false };
+      inner.set(b, s);
+    }
+    return s.listed ? s : this.list(s);
+  }
+
+  flush(): void {
+    for (const s of this.listed) this.handOver(s);
+  }
+
+  /** After prom-client's `reset()`: what was not handed over yet is dropped with the rest. */
+  drop(): void {
+    for (const s of this.listed) {
+      s.value = 0;
+      s.changed = false;
+      s.listed = false;
+    }
+    this.listed = [];
+  }
+}
+
+/**
+ * The tally of each counter and gauge, keyed by the metric object: two instances on one registry share the
+ * metric, so they share its tally (a gauge's last value wins across both, as before); instances on different
+ * registries share nothing, and a tally goes away with its metric.
+ */
+const tallies = new WeakMap<object, Tally>();
+
+type Collectable = {
+  collect?: (this: unknown) => void | Promise<void>;
+  reset(this: unknown): void;
+};
+
+/** The tally of `metric`, made (and wired to the metric's `collect()` and `reset()`) on first use. */
+function tallyOf(metric: object, names: readonly string[], handOver: (s: Series) => void): Tally {
+  let tally = tallies.get(metric);
+  if (tally !== undefined) return tally;
+  const t = new Tally(names, handOver);
+  tally = t;
+  tallies.set(metric, t);
+  const m = metric as Collectable;
+  // A collect() already there (the application's own, on a metric it made) still runs after ours.
+  const before = m.collect;
+  m.collect = function collect(this: unknown) {
+    t.flush();
+    return before?.call(this);
+  };
+  const reset = m.reset;
+  m.reset = function resetAndDrop(this: unknown) {
+    reset.call(this);
+    t.drop();
+  };
+  return t;
+}
+
+function counterTally(counter: Counter<string>, names: readonly string[]): Tally {
+  return tallyOf(counter, names, (s) => {
+    if (s.value > 0) {
+      const n = s.value;
+      s.value = 0;
+      counter.inc(s.labels, n);
+    }
+  });
+}
+
+function gaugeTally(gauge: Gauge<string>, names: readonly string[]): Tally {
+  return tallyOf(gauge, names, (s) => {
+    if (s.changed) {
+      s.changed = false;
+      gauge.set(s.labels, s.value);
+    }
+  });
 }
 
 /**
@@ -301,18 +437,19 @@ export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
   // `refusal.detail` (so they are never counted twice).
   let hooksInUse = false;
 
-  // Labelled children, made once per label value (every label value is checked against a bounded set or
-  // bounded by `maxTools` before it gets here, so these maps stay small).
-  const requestsBy = children((era) => requests.labels({ era }));
-  const transportBy = children((reason) => transportRefusals.labels({ reason }));
-  const authBy = children((outcome) => authOutcomes.labels({ outcome }));
-  const deniedBy = children((reason) => denied.labels({ reason }));
-  const redactionsBy = children((rule) => redactions.labels({ rule }));
-  const toolCallsBy = children2((tool, outcome) => toolCalls.labels({ tool, outcome }));
+  // Counters and the gauge: plain numbers per series, handed to prom-client when it reads them.
+  const requestsBy = counterTally(requests, ['era']);
+  const transportBy = counterTally(transportRefusals, ['reason']);
+  const authBy = counterTally(authOutcomes, ['outcome']);
+  const deniedBy = counterTally(denied, ['reason']);
+  const redactionsBy = counterTally(redactions, ['rule']);
+  const toolCallsBy = counterTally(toolCalls, ['tool', 'outcome']);
+  const storeErrorsBy = counterTally(storeErrors, ['outcome']);
+  const inflightBy = gaugeTally(inflight, ['scope']);
+  // Histograms: labelled children, made once per label value (every label value is checked against a bounded
+  // set before it gets here, so these maps stay small).
   const durationBy = children2((method, outcome) => duration.labels({ method, outcome }));
-  const inflightBy = children((scope) => inflight.labels({ scope }));
   const chargeBy = children((source) => charge.labels({ source }));
-  const storeErrorsBy = children((outcome) => storeErrors.labels({ outcome }));
 
   function toolLabel(name: string | undefined, answered: boolean): string {
     if (name === undefined || !TOOL_NAME.test(name)) return 'other';
@@ -329,23 +466,24 @@ export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
     const mcp = locals.mcp;
     const refusal = locals.refusal;
     const response = locals.response;
-    requestsBy(mcp?.era ?? 'unknown').inc();
-    if (refusal && transportSet.has(refusal.reason)) transportBy(refusal.reason).inc();
+    requestsBy.one(mcp?.era ?? 'unknown').value++;
+    if (refusal && transportSet.has(refusal.reason)) transportBy.one(refusal.reason).value++;
     const authOutcome = locals.auth?.outcome;
-    if (authOutcome !== undefined && authSet.has(authOutcome)) authBy(authOutcome).inc();
+    if (authOutcome !== undefined && authSet.has(authOutcome)) authBy.one(authOutcome).value++;
     if (
       !hooksInUse &&
       refusal?.by === 'limits' &&
       refusal.detail !== undefined &&
       limitSet.has(refusal.detail)
     ) {
-      deniedBy(refusal.detail).inc();
+      deniedBy.one(refusal.detail).value++;
     }
     const hits = locals.redaction?.hits;
     if (hits && typeof hits === 'object') {
       for (const rule of RULE_NAMES) {
         const n = hits[rule];
-        if (typeof n === 'number' && n > 0) redactionsBy(rule).inc(n);
+        // Finite only: prom-client would refuse anything else when it is handed over, failing the scrape.
+        if (typeof n === 'number' && n > 0 && Number.isFinite(n)) redactionsBy.one(rule).value += n;
       }
     }
     let outcome: 'ok' | 'error' | 'refused' = 'ok';
@@ -357,10 +495,10 @@ export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
       else if (outcome === 'error') toolOutcome = 'error';
       else toolOutcome = response?.toolError ? 'tool_error' : 'ok';
       // Only a call the server answered with a result proves the tool exists: only then may a new name become a label.
-      toolCallsBy(
+      toolCallsBy.two(
         toolLabel(mcp.target, toolOutcome === 'ok' || toolOutcome === 'tool_error'),
         toolOutcome,
-      ).inc();
+      ).value++;
     }
     const method = mcp?.method === undefined ? 'none' : KNOWN_METHODS.has(mcp.method) ? mcp.method : 'other';
     durationBy(method, outcome).observe((performance.now() - start) / 1000);
@@ -402,18 +540,21 @@ export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
   const hooks: LimiterHooks = {
     onDenied(reason) {
       hooksInUse = true;
-      if (limitSet.has(reason)) deniedBy(reason).inc();
+      if (limitSet.has(reason)) deniedBy.one(reason).value++;
     },
     onInflight(scope, value) {
-      if (inflightScopes.has(scope) && typeof value === 'number' && Number.isFinite(value))
-        inflightBy(scope).set(value);
+      if (inflightScopes.has(scope) && typeof value === 'number' && Number.isFinite(value)) {
+        const s = inflightBy.one(scope);
+        s.value = value;
+        s.changed = true;
+      }
     },
     onCharge(ms, source) {
       if (chargeSources.has(source) && typeof ms === 'number' && Number.isFinite(ms) && ms >= 0)
         chargeBy(source).observe(ms / 1000);
     },
     onStoreError(_error, outcome) {
-      if (storeOutcomes.has(outcome)) storeErrorsBy(outcome).inc();
+      if (storeOutcomes.has(outcome)) storeErrorsBy.one(outcome).value++;
     },
   };
   Object.defineProperty(mw, 'registry', { value: registry, enumerable: true });
