@@ -107,11 +107,35 @@ function isBidi(c: number): boolean {
 }
 
 /**
+ * True when {@link sanitizeText} would return `s` unchanged (given a cap of at least `s.length`): every unit is
+ * printable ASCII (U+0020–U+007E), and spaces are single and inside. Why that is a fixed point: sanitizeText
+ * only changes ESC and C0/C1 controls, DEL, line breaks, tabs and other (non-ASCII) whitespace, bidi controls,
+ * surrogates, and runs of whitespace (collapsed to one space, dropped at both ends); printable ASCII holds none
+ * of these but the space, and a single inner space is kept as it is. Such a string has as many code points as
+ * UTF-16 units, so a cap of at least `s.length` cuts nothing either.
+ */
+function isPlain(s: string): boolean {
+  const n = s.length;
+  if (s.charCodeAt(0) === 0x20 || s.charCodeAt(n - 1) === 0x20) return false;
+  let prevSpace = false;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c > 0x20 && c < 0x7f) prevSpace = false;
+    else if (c === 0x20 && !prevSpace) prevSpace = true;
+    else return false;
+  }
+  return true;
+}
+
+/**
  * Remove control characters and terminal escapes, turn line breaks into spaces, collapse whitespace, and cut at
  * `maxChars` code points (default: no cap). Linear in the input; never throws on a string.
  */
 export function sanitizeText(s: string, maxChars: number = Number.POSITIVE_INFINITY): string {
   if (typeof s !== 'string' || s.length === 0 || maxChars <= 0) return '';
+  // Most strings (a method name, a tool name, a user agent) are already clean: answer them without building a
+  // copy piece by piece (see isPlain for why the result is the input).
+  if (s.length <= maxChars && isPlain(s)) return s;
   const n = s.length;
   let out = '';
   let chars = 0;
@@ -249,6 +273,9 @@ export function rawBudget(cap: number): number {
 export function cleanText(s: string, cap: number, redactor?: Redactor, tally?: RedactTally): string {
   if (typeof s !== 'string' || s.length === 0 || cap <= 0) return '';
   try {
+    // A clean string within its cap (isPlain) reads no more than the budget (cap <= rawBudget(cap)), is its own
+    // sanitized form, and stays within the cap unless masking lengthens it: only the redactor has work left.
+    if (s.length <= cap && isPlain(s)) return redactor ? cutChars(redactor.text(s, tally).text, cap) : s;
     const budget = rawBudget(cap);
     let raw = s;
     let cut = false;

@@ -19,7 +19,7 @@
  * It refuses nothing. A failing logger never affects the answer. A logger that falls `maxBacklog` records behind
  * gets no new records until it catches up: they are dropped and counted (`stats().dropped`).
  */
-import { hash, randomUUID } from 'node:crypto';
+import { hash, randomFillSync } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   type RedactTally,
@@ -31,6 +31,7 @@ import {
 } from '../lib/redact.js';
 import { cleanText, rawBudget } from '../lib/sanitize.js';
 import { META } from '../lib/meta.js';
+import type { McpRequest } from '../lib/request.js';
 import { badOption, localsOf } from './respond.js';
 import type { Middleware, RequestLocals } from './types.js';
 
@@ -255,13 +256,15 @@ export function argumentsDigest(v: unknown): string {
   return hash('sha256', canonicalJson(v), 'hex');
 }
 
-const TARGET_TYPE: Readonly<Record<string, string>> = {
-  'tools/call': 'tool',
-  'prompts/get': 'prompt',
-  'resources/read': 'resource',
-  'resources/subscribe': 'resource',
-  'resources/unsubscribe': 'resource',
-};
+// A Map, not an object literal: a caller's method named `constructor` or `toString` must not find
+// Object.prototype's functions (the record would then lack `target_type`).
+const TARGET_TYPE: ReadonlyMap<string, string> = new Map([
+  ['tools/call', 'tool'],
+  ['prompts/get', 'prompt'],
+  ['resources/read', 'resource'],
+  ['resources/subscribe', 'resource'],
+  ['resources/unsubscribe', 'resource'],
+]);
 
 const OPTION_NAMES = new Set([
   'logger',
@@ -390,9 +393,62 @@ export function audit(options: AuditOptions): AuditMiddleware {
       );
   }
 
-  const text = (s: unknown, cap: number, tally: RedactTally): string =>
+  // The audit's own masking is not reported as `redacted` (that is the answer's), so what the redactor counts is
+  // never read: one scratch tally serves every call instead of a fresh one per record.
+  const tally = newTally();
+  const clean = (s: unknown, cap: number): string =>
     typeof s === 'string' ? cleanText(s, cap, redactor, tally) : '';
+  // Caller-authored strings that repeat from request to request (the HTTP method, the path, the user agent, the
+  // client, the JSON-RPC method, the tool or resource) are cleaned once per distinct value; see CleanMemo.
+  const httpMethods = new CleanMemo(AUDIT_CAPS.http_method, redactor, tally);
+  const paths = new CleanMemo(AUDIT_CAPS.path, redactor, tally);
+  const userAgents = new CleanMemo(AUDIT_CAPS.user_agent, redactor, tally);
+  const clients = new CleanMemo(AUDIT_CAPS.client, redactor, tally);
+  const methods = new CleanMemo(AUDIT_CAPS.method, redactor, tally);
+  const targets = new CleanMemo(AUDIT_CAPS.target, redactor, tally);
 
+  function recordedArgs(
+    argv: Record<string, unknown> | undefined,
+  ): Record<string, string | number | boolean | null> {
+    const args: Record<string, string | number | boolean | null> = {};
+    if (recorded.length === 0 || !argv) return args;
+    for (const name of recorded) {
+      if (!Object.prototype.hasOwnProperty.call(argv, name)) continue;
+      const v = argv[name];
+      let out: string | number | boolean | null;
+      if (v === null || typeof v === 'boolean') out = v;
+      else if (typeof v === 'number') out = Number.isFinite(v) ? v : null;
+      else if (typeof v === 'string') out = clean(v, AUDIT_CAPS.argument);
+      else out = clean(canonicalJson(v, 8), AUDIT_CAPS.argument);
+      // defineProperty for `__proto__`, so that it stays an own data property; plain assignment otherwise.
+      if (name === '__proto__')
+        Object.defineProperty(args, name, {
+          value: out,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      else args[name] = out;
+    }
+    return args;
+  }
+
+  /**
+   * One record. Which fields go through the cleaning (sanitize, mask, cut) and why the others need not:
+   * - cleaned and masked: every caller-authored string: `rpc_id` when a string, `http_method`, `path`,
+   *   `user_agent`, `client`, `method`, `target`, recorded `args`, and what the `requestId` option returns. The
+   *   memoized ones (CleanMemo) get exactly what cleanText gives. None of them has a checked charset to lean
+   *   on: the parser only requires `method` to be a non-empty string, and `req.method` can be set by any
+   *   middleware mounted before this one (method-override and the like).
+   * - sanitized and cut, not masked (as before): `principal` (the accountable identity), `auth_method`,
+   *   `protocol_version` (a legacy request's header value may be anything), `detail`. cleanText answers an
+   *   already clean one without copying it (sanitize.ts, isPlain).
+   * - used as they are: values this process makes (`event`; `time`, an ISO string; `request_id` when it is a
+   *   random UUID, hex and dashes; `args_sha256`, hex; `rpc_id` from a number, digits; the numbers), values
+   *   from fixed vocabularies set by mcpware's own middlewares (`auth`, `era`, `reason`, `refused_by`, and
+   *   `decision`, `outcome`, `target_type` chosen here), `redacted` (filtered to the rule names), and
+   *   `remote_addr` (the socket's peer address, an IP literal from the OS, not from the caller's bytes).
+   */
   function buildRecord(
     req: IncomingMessage,
     res: ServerResponse,
@@ -403,30 +459,26 @@ export function audit(options: AuditOptions): AuditMiddleware {
     const mcp = locals.mcp;
     const refusal = locals.refusal;
     const response = locals.response;
-    const tally = newTally(); // the audit's own masking is not reported as `redacted` (that is the answer's)
 
     let rid = '';
     if (requestId) {
       try {
-        rid = text(requestId(req), AUDIT_CAPS.request_id, tally);
+        rid = clean(requestId(req), AUDIT_CAPS.request_id);
       } catch (err) {
         safe(onError, err);
       }
     }
-    if (!rid) rid = randomUUID();
+    if (!rid) rid = newUUID();
 
-    let rpcId = '';
-    if (mcp?.id !== undefined)
-      rpcId = typeof mcp.id === 'number' ? String(mcp.id) : text(mcp.id, AUDIT_CAPS.rpc_id, tally);
+    const id = mcp?.id;
+    const rpcId = id === undefined ? '' : typeof id === 'number' ? String(id) : clean(id, AUDIT_CAPS.rpc_id);
 
     const rawUrl = ((req as { originalUrl?: unknown }).originalUrl as string | undefined) ?? req.url ?? '';
     const q = rawUrl.indexOf('?');
-    const path = text(q >= 0 ? rawUrl.slice(0, q) : rawUrl, AUDIT_CAPS.path, tally);
+    // With a query, the path is a slice of the URL: cleaned without the memo, which would keep the URL alive.
+    const path = q >= 0 ? clean(rawUrl.slice(0, q), AUDIT_CAPS.path) : paths.clean(rawUrl);
 
-    let client = '';
-    const info = clientInfoOf(mcp?.meta, mcp?.method === 'initialize' ? mcp.params : undefined);
-    if (info) client = text(info, AUDIT_CAPS.client, tally);
-
+    const method = mcp?.method;
     let outcome: AuditRecord['outcome'] = 'ok';
     let errorCode: number | null = null;
     if (refusal) {
@@ -447,50 +499,30 @@ export function audit(options: AuditOptions): AuditMiddleware {
         digest = '';
       }
     }
-    const args: Record<string, string | number | boolean | null> = {};
-    if (recorded.length > 0 && mcp?.arguments) {
-      for (const name of recorded) {
-        if (!Object.prototype.hasOwnProperty.call(mcp.arguments, name)) continue;
-        const v = mcp.arguments[name];
-        let out: string | number | boolean | null;
-        if (v === null || typeof v === 'boolean') out = v;
-        else if (typeof v === 'number') out = Number.isFinite(v) ? v : null;
-        else if (typeof v === 'string') out = text(v, AUDIT_CAPS.argument, tally);
-        else out = text(canonicalJson(v, 8), AUDIT_CAPS.argument, tally);
-        // defineProperty for `__proto__`, so that it stays an own data property; plain assignment otherwise.
-        if (name === '__proto__')
-          Object.defineProperty(args, name, {
-            value: out,
-            enumerable: true,
-            writable: true,
-            configurable: true,
-          });
-        else args[name] = out;
-      }
-    }
 
     const principal = locals.principal;
+    const auth = locals.auth;
     const elapsed = performance.now() - t.start;
-    const contentLength = Number(req.headers['content-length']);
+    const fired = locals.redaction?.fired;
     return {
       event: 'audit',
       time: isoTime(t.startedAt),
       request_id: rid,
       rpc_id: rpcId,
-      http_method: text(req.method ?? '', AUDIT_CAPS.http_method, tally),
+      http_method: httpMethods.clean(req.method),
       path,
       remote_addr: req.socket?.remoteAddress ?? '',
-      user_agent: text(req.headers['user-agent'], AUDIT_CAPS.user_agent, tally),
+      user_agent: userAgents.clean(req.headers['user-agent']),
       principal:
         typeof principal?.userId === 'string' ? cleanText(principal.userId, AUDIT_CAPS.principal) : '',
-      auth_method: cleanText(principal?.method ?? locals.auth?.method ?? '', AUDIT_CAPS.auth_method),
-      auth: locals.auth?.outcome ?? '',
+      auth_method: cleanText(principal?.method ?? auth?.method ?? '', AUDIT_CAPS.auth_method),
+      auth: auth?.outcome ?? '',
       era: mcp?.era ?? '',
       protocol_version: typeof mcp?.version === 'string' ? cleanText(mcp.version, 32) : '',
-      client,
-      method: text(mcp?.method, AUDIT_CAPS.method, tally),
-      target_type: (mcp?.method !== undefined && TARGET_TYPE[mcp.method]) || '',
-      target: text(mcp?.target, AUDIT_CAPS.target, tally),
+      client: clientOf(mcp, clients),
+      method: methods.clean(method),
+      target_type: (typeof method === 'string' && TARGET_TYPE.get(method)) || '',
+      target: targets.clean(mcp?.target),
       decision: refusal && refusal.reason !== 'internal_error' ? 'refused' : 'allowed',
       reason: refusal?.reason ?? '',
       detail: typeof refusal?.detail === 'string' ? cleanText(refusal.detail, 64) : '',
@@ -499,13 +531,11 @@ export function audit(options: AuditOptions): AuditMiddleware {
       outcome,
       error_code: errorCode,
       duration_ms: Math.round(elapsed * 1000) / 1000,
-      bytes_in: mcp?.bytes ?? (Number.isSafeInteger(contentLength) && contentLength >= 0 ? contentLength : 0),
+      bytes_in: mcp?.bytes ?? contentLength(req),
       bytes_out: t.bytesOut,
       args_sha256: digest,
-      args,
-      redacted: Array.isArray(locals.redaction?.fired)
-        ? locals.redaction.fired.filter((r) => RULE_SET.has(r))
-        : [],
+      args: recordedArgs(mcp?.arguments),
+      redacted: Array.isArray(fired) ? knownRules(fired) : [],
     };
   }
 
@@ -620,32 +650,124 @@ interface Tracking {
 
 let isoSecond = NaN;
 let isoPrefix = '';
+let isoMs = NaN;
+let isoLast = '';
 
 /**
  * `new Date(ms).toISOString()`, with the part up to the seconds reused while the second is the same (most
- * records of a busy server share it).
+ * records of a busy server share it), and the whole string while the millisecond is (a busy server answers
+ * several requests that arrived in the same one).
  */
 function isoTime(ms: number): string {
+  if (ms === isoMs) return isoLast;
+  isoMs = ms;
   const second = Math.floor(ms / 1000);
   if (second !== isoSecond) {
     const iso = new Date(ms).toISOString();
     isoSecond = second;
     isoPrefix = iso.slice(0, -4); // `…T12:34:56.`
+    isoLast = iso;
     return iso;
   }
   const milli = ms - second * 1000;
-  return isoPrefix + (milli < 10 ? '00' : milli < 100 ? '0' : '') + milli + 'Z';
+  isoLast = isoPrefix + (milli < 10 ? '00' : milli < 100 ? '0' : '') + milli + 'Z';
+  return isoLast;
 }
 
-function clientInfoOf(
-  meta: Record<string, unknown> | undefined,
-  initParams: Record<string, unknown> | undefined,
-): string | undefined {
-  const ci = (meta && meta[META.clientInfo]) ?? initParams?.clientInfo;
-  if (ci === null || typeof ci !== 'object') return undefined;
+/** Random UUIDs are drawn from this many ids' worth of random bytes at a time (randomUUID's batch too). */
+const UUID_BATCH = 128;
+// Not Buffer.allocUnsafe: a small unsafe buffer is a slice of a pool other buffers share (and expose).
+const uuidRandom = Buffer.alloc(16 * UUID_BATCH);
+let uuidNext = uuidRandom.length;
+/** The text being written: the dashes stay, and so do the version (4) and variant (8–b) digits' places. */
+const uuidText = Buffer.from('00000000-0000-4000-8000-000000000000', 'latin1');
+const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
+/** Where each of the 16 bytes' two hex digits go in the text. */
+const UUID_DIGIT_AT = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];
+
+/**
+ * A random (version 4) UUID, as crypto.randomUUID makes one (same random source, same batching) but written
+ * into a buffer and read out as one flat string: randomUUID joins 20 pieces, about 600 bytes of garbage per
+ * record, and the logger's JSON format then copies the joined string once more.
+ */
+function newUUID(): string {
+  if (uuidNext === uuidRandom.length) {
+    randomFillSync(uuidRandom);
+    uuidNext = 0;
+  }
+  for (let i = 0; i < 16; i++) {
+    let b = uuidRandom[uuidNext + i]!;
+    // The version (4) in byte 6's high nibble, the variant (binary 10) in byte 8's two high bits (RFC 9562).
+    if (i === 6) b = (b & 0x0f) | 0x40;
+    else if (i === 8) b = (b & 0x3f) | 0x80;
+    const at = UUID_DIGIT_AT[i]!;
+    uuidText[at] = HEX_DIGITS[b >> 4]!;
+    uuidText[at + 1] = HEX_DIGITS[b & 0x0f]!;
+  }
+  uuidNext += 16;
+  return uuidText.toString('latin1', 0, 36);
+}
+
+/**
+ * Most distinct values one {@link CleanMemo} holds. When full it starts over: a flood of new values costs a miss
+ * each, no more.
+ */
+const MEMO_ENTRIES = 128;
+/** Longest raw value a {@link CleanMemo} keeps: longer ones are rare, and are cleaned every time. */
+const MEMO_MAX_LENGTH = 256;
+
+/**
+ * cleanText for one field, remembered per distinct raw value. Exact, not an approximation: cleanText is a pure
+ * function of the string, the cap and the redactor (fixed per instance), so a remembered answer is the one a
+ * new call would give. Bounded: at most MEMO_ENTRIES values of at most MEMO_MAX_LENGTH units each.
+ */
+class CleanMemo {
+  private readonly seen = new Map<string, string>();
+  constructor(
+    private readonly cap: number,
+    private readonly redactor: Redactor,
+    private readonly tally: RedactTally,
+  ) {}
+
+  clean(s: unknown): string {
+    if (typeof s !== 'string') return '';
+    if (s.length > MEMO_MAX_LENGTH) return cleanText(s, this.cap, this.redactor, this.tally);
+    let out = this.seen.get(s);
+    if (out === undefined) {
+      out = cleanText(s, this.cap, this.redactor, this.tally);
+      if (this.seen.size >= MEMO_ENTRIES) this.seen.clear();
+      this.seen.set(s, out);
+    }
+    return out;
+  }
+}
+
+/** The cleaned `client`: `name/version` from clientInfo (modern `_meta`, or `initialize` params), or `''`. */
+function clientOf(mcp: McpRequest | undefined, clients: CleanMemo): string {
+  if (mcp === undefined) return '';
+  const ci =
+    (mcp.meta && mcp.meta[META.clientInfo]) ??
+    (mcp.method === 'initialize' ? mcp.params?.clientInfo : undefined);
+  if (ci === null || typeof ci !== 'object') return '';
   const { name, version } = ci as { name?: unknown; version?: unknown };
-  if (typeof name !== 'string') return undefined;
-  return typeof version === 'string' ? `${name}/${version}` : name;
+  if (typeof name !== 'string') return '';
+  return clients.clean(typeof version === 'string' ? `${name}/${version}` : name);
+}
+
+/** The request's Content-Length when it is a byte count, else 0 (for requests refused before parsing). */
+function contentLength(req: IncomingMessage): number {
+  const n = Number(req.headers['content-length']);
+  return Number.isSafeInteger(n) && n >= 0 ? n : 0;
+}
+
+/** The names in `fired` that are rule names, in their order (a loop, not filter with a new closure). */
+function knownRules(fired: readonly unknown[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < fired.length; i++) {
+    const r = fired[i];
+    if (typeof r === 'string' && RULE_SET.has(r)) out.push(r);
+  }
+  return out;
 }
 
 function safe(f: (err: unknown) => void, err: unknown): void {
