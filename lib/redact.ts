@@ -10,8 +10,11 @@
  * Cost is linear in the input. No pattern has an unbounded or nested repetition that can backtrack: the
  * `jwt`, `pem`, `email`, `card` and IPv6 scanners are hand-written loops anchored on a literal or a digit run
  * (`eyJ`, `-----BEGIN `, `@`, digits, `:`), and the remaining regular expressions (`token`, `phone`, IPv4)
- * have bounded repeats over disjoint character classes. A cheap gate per rule (a substring or a digit count)
- * skips the rule entirely when it cannot match; gates never change results.
+ * have bounded repeats over disjoint character classes. Before any rule runs, one prefilter pass over the string
+ * (a character loop, no regular expression) works out which rules can possibly match it; the others are
+ * skipped, and a string no rule can match comes back as is after that one pass. The prefilter never changes
+ * results (see its comment). Each rule also has a cheap gate of its own, used only when the prefilter is off
+ * (a reference path kept for the tests).
  *
  * Strings longer than `maxLength` are not scanned past it. In mask mode the string is cut: the engine scans a
  * window {@link REDACT_GUARD} characters longer than the cap, drops the last `REDACT_GUARD` characters of the
@@ -89,6 +92,15 @@ export interface Redactor {
    * Copy-on-write: containers are copied only where something changed, the input is never mutated.
    */
   value<T>(v: T, tally?: RedactTally): { value: T; result: RedactResult };
+  /**
+   * {@link Redactor.text} without the result: only the text, adding to `tally`. For hot paths that keep their
+   * own tally; nothing is allocated when nothing matched (the same string comes back). Redactors made by
+   * {@link compileRedactor} always have it; it is optional so hand-written `Redactor` objects (wrappers, test
+   * doubles) stay valid: callers fall back to `text(s, tally).text`.
+   */
+  scanText?(s: string, tally: RedactTally): string;
+  /** {@link Redactor.value} without the result, like {@link Redactor.scanText} (and optional for the same reason). */
+  scanValue?<T>(v: T, tally: RedactTally): T;
 }
 
 export type CompileResult =
@@ -156,6 +168,8 @@ interface Hit {
 }
 interface Rule {
   name: RuleName;
+  /** This rule's flag in a {@link candidateRules} answer. */
+  bit: number;
   /** False when the rule cannot match `s` (a pure optimisation). */
   gate(s: string): boolean;
   /**
@@ -168,12 +182,23 @@ interface EngineOptions {
   maskEmailDomain: boolean;
 }
 
+/** Flags of {@link candidateRules}: one per rule pass (IPv6 and IPv4 are two passes of the `ip` rule). */
+const CAN_JWT = 1;
+const CAN_PEM = 2;
+const CAN_EMAIL = 4;
+const CAN_TOKEN = 8;
+const CAN_CARD = 16;
+const CAN_PHONE = 32;
+const CAN_IPV6 = 64;
+const CAN_IPV4 = 128;
+
 // ---------------------------------------------------------------------------------------------------------------
 // jwt: `eyJ` at a word boundary, then header `.` payload `.` signature (base64url). Also two segments when the
 // payload starts with `eyJ` too (an unsigned or cut token still carries its claims).
 
 const jwtRule: Rule = {
   name: 'jwt',
+  bit: CAN_JWT,
   gate: (s) => s.includes('eyJ'),
   next(s, from) {
     let i = s.indexOf('eyJ', from);
@@ -244,6 +269,7 @@ function pemEnd(s: string, pos: number, state: Record<string, number>): number {
 
 const pemRule: Rule = {
   name: 'pem',
+  bit: CAN_PEM,
   gate: (s) => s.includes(PEM_BEGIN),
   next(s, from, _opts, state) {
     let i = s.indexOf(PEM_BEGIN, from);
@@ -273,6 +299,7 @@ const isDomainRest = (c: number): boolean => isWord(c) || c === 46 || c === 45;
 
 const emailRule: Rule = {
   name: 'email',
+  bit: CAN_EMAIL,
   gate: (s) => s.includes('@'),
   next(s, from, opts) {
     const n = s.length;
@@ -319,6 +346,7 @@ const isTokenChar = (c: number): boolean =>
 
 const tokenRule: Rule = {
   name: 'token',
+  bit: CAN_TOKEN,
   gate: (s) => TOKEN_GATE.test(s),
   next(s, from) {
     TOKEN_RE.lastIndex = from;
@@ -390,6 +418,7 @@ function cardInRun(s: string, starts: number[], ends: number[]): { start: number
 
 const cardRule: Rule = {
   name: 'card',
+  bit: CAN_CARD,
   gate: (s) => countDigits(s, 13),
   next(s, from) {
     const n = s.length;
@@ -444,6 +473,7 @@ const PHONE_RE = /\+\d[\d\s().-]{7,17}\d|\b8[\s(-]?\d{3}[\s)-]?\d{3}[\s-]?\d{2}[
 
 const phoneRule: Rule = {
   name: 'phone',
+  bit: CAN_PHONE,
   gate: (s) => countDigits(s, 9),
   next(s, from) {
     PHONE_RE.lastIndex = from;
@@ -562,11 +592,13 @@ function nextIPv4(s: string, from: number): Hit | null {
 // IPv6 and IPv4 are one rule, applied as two passes (IPv6 first, so `::ffff:1.2.3.4` is masked whole).
 const ipv6Rule: Rule = {
   name: 'ip',
+  bit: CAN_IPV6,
   gate: (s) => s.includes(':') && countDigits(s, 1),
   next: (s, from) => nextIPv6(s, from),
 };
 const ipv4Rule: Rule = {
   name: 'ip',
+  bit: CAN_IPV4,
   gate: (s) => countDigits(s, 4),
   next: (s, from) => nextIPv4(s, from),
 };
@@ -581,11 +613,224 @@ function countDigits(s: string, min: number): boolean {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// The prefilter: one pass over a string that tells which rules can possibly match it, so a clean string costs
+// one linear scan instead of every rule's gate and scan. Each flag stands for a condition that every match of
+// its rule needs (the flags over-approximate, never under-approximate), so skipping a rule whose flag is clear
+// never changes the result; a set flag only means "run the rule". The conditions, and why each is necessary:
+//
+// - jwt: `eyJ` not preceded by a word character (the scanner skips any other `eyJ`).
+// - pem: `-----BEGIN ` (the scanner starts there).
+// - email: `@` with a local-part character before it and a word character or `-` after it (the scanner walks
+//   the local part left from the `@` and the domain label right from it; both must be non-empty).
+// - token: a run of ASCII letters that ends in a keyword's last word (`bearer`, `token`, `key`, `secret`,
+//   `passwd`, `password`, `credential`, `credentials`, in any case) right before one of ["'\s:=], and somewhere
+//   a run of 12 token characters (the value). The pattern puts one of ["'\s:=] right after the keyword, and
+//   none of them is a letter, so the keyword ends a letter run; `api_key`-like names end in `key`. Without the
+//   `u` flag, `i` never folds a non-ASCII character onto an ASCII one, so only ASCII letters count.
+// - card: 13 digits in one run of digit groups joined by single spaces or dashes (what the scanner reads).
+// - phone: 9 digits in one run of [\d\s().-]: after the `+` (international) or from the `8` (national) every
+//   character of a match is in that class, and a match holds 9–15 digits.
+// - IPv6: a run of [0-9A-Fa-f:.] with two colons and a digit (the scanner's own condition on that run).
+// - IPv4: a run of [0-9.] with three dots and four digits (`\d{1,3}\.` three times, then `\d{1,3}`).
+//
+// The flags are computed once per string, on the text the first rule sees, though in mask mode each rule sees
+// the previous rules' output. That is sound because masking never creates a candidate for a later rule:
+// - a masked text is the original with some spans replaced by a marker `[masked:<rule>]` (or, for an e-mail,
+//   the local part after its first character replaced by `***`), and `[`, `]` and `*` belong to no class
+//   above, so every run of the masked text lies either inside a replacement or inside unchanged text;
+// - a run inside unchanged text is part of a run of the original, with at most the same counts; a point
+//   condition (`-----BEGIN `, `@` and its neighbours, a keyword and the separator after it) that holds there
+//   held in the original too, as a replacement's first and last characters fail all of them; the `eyJ`
+//   boundary is the exception, but jwt is the first rule, so it always sees the original;
+// - inside a marker there are no digits, no `@`, no `-----BEGIN `, no token run of 12, and no keyword before a
+//   separator (`masked:` is the only letter run followed by one).
+// The tests check the markers against this, and the engine with and without the prefilter against each other.
+
+/** Character classes of ASCII code units for the prefilter, as bit sets. */
+const K_DIGIT = 1;
+const K_ALPHA = 2; // [A-Za-z]
+const K_HEX_ALPHA = 4; // [A-Fa-f]
+const K_TOKEN = 8; // [A-Za-z0-9._~+/=-]: the token rule's value characters
+const K_PHONE_SEP = 16; // [\s().-] (ASCII part): what the phone pattern allows between digits
+const K_IPV6 = 32; // [0-9A-Fa-f:.]
+const K_MARK = 64; // `J` and `B`: the letters the jwt and pem anchors are checked on
+const K_TOKEN_SEP = 128; // ["'\s:=] (ASCII part): what the token pattern allows between a keyword and the value
+const CHAR_CLASS = ((): Uint8Array => {
+  const t = new Uint8Array(128);
+  for (let c = 0; c < 128; c++) {
+    let k = 0;
+    if (isDigit(c)) k |= K_DIGIT | K_TOKEN | K_IPV6;
+    if (isAlpha(c)) k |= K_ALPHA | K_TOKEN;
+    if (isAlpha(c) && isHex(c)) k |= K_HEX_ALPHA | K_IPV6;
+    if (isTokenChar(c)) k |= K_TOKEN;
+    if ((c >= 9 && c <= 13) || c === 32 || c === 40 || c === 41 || c === 46 || c === 45) k |= K_PHONE_SEP;
+    if (c === 58 || c === 46) k |= K_IPV6;
+    if (c === 74 || c === 66) k |= K_MARK;
+    if ((c >= 9 && c <= 13) || c === 32 || c === 34 || c === 39 || c === 58 || c === 61) k |= K_TOKEN_SEP;
+    t[c] = k;
+  }
+  return t;
+})();
+
+/** `\s` (without the `u` flag) beyond ASCII: these continue a phone run; every other non-ASCII unit ends all runs. */
+const isNonAsciiSpace = (c: number): boolean =>
+  c === 0xa0 ||
+  c === 0x1680 ||
+  (c >= 0x2000 && c <= 0x200a) ||
+  c === 0x2028 ||
+  c === 0x2029 ||
+  c === 0x202f ||
+  c === 0x205f ||
+  c === 0x3000 ||
+  c === 0xfeff;
+
+/** True when the ASCII-letter run `s[start, end)` ends with `word` (lower case), in any case. */
+function endsWithWord(s: string, start: number, end: number, word: string): boolean {
+  const n = word.length;
+  if (end - start < n) return false;
+  for (let j = 0; j < n; j++) {
+    if ((s.charCodeAt(end - n + j) | 32) !== word.charCodeAt(j)) return false;
+  }
+  return true;
+}
+
+/** True when the letter run `s[start, end)` ends with a token keyword's last word (see the list above). */
+function endsWithKeyword(s: string, start: number, end: number): boolean {
+  switch (s.charCodeAt(end - 1) | 32) {
+    case 114: // r
+      return endsWithWord(s, start, end, 'bearer');
+    case 110: // n
+      return endsWithWord(s, start, end, 'token');
+    case 121: // y
+      return endsWithWord(s, start, end, 'key');
+    case 116: // t
+      return endsWithWord(s, start, end, 'secret');
+    case 100: // d
+      return endsWithWord(s, start, end, 'passwd') || endsWithWord(s, start, end, 'password');
+    case 108: // l
+      return endsWithWord(s, start, end, 'credential');
+    case 115: // s
+      return endsWithWord(s, start, end, 'credentials');
+    default:
+      return false;
+  }
+}
+
+/**
+ * The rule passes that can possibly match `s`, as `CAN_*` flags; 0 when none can. One linear scan with a few
+ * counters of the current runs; no regular expression.
+ */
+function candidateRules(s: string): number {
+  const n = s.length;
+  let found = 0;
+  let letters = -1; // start of the current run of ASCII letters, or -1
+  let keyword = false; // a letter run ended in a token keyword
+  let tokenRun = 0; // length of the current run of token characters
+  let longTokenRun = false; // a run of 12 token characters was seen
+  let cardDigits = 0; // digits in the current run of digit groups joined by single spaces or dashes
+  let phoneDigits = 0; // digits in the current run of [\d\s().-]
+  let ip6Colons = 0; // colons and digits in the current run of [0-9A-Fa-f:.]
+  let ip6Digits = 0;
+  let ip4Dots = 0; // dots and digits in the current run of [0-9.]
+  let ip4Digits = 0;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    const k = c < 128 ? CHAR_CLASS[c]! : isNonAsciiSpace(c) ? K_PHONE_SEP | K_TOKEN_SEP : 0;
+    if (k & K_ALPHA) {
+      // Letters are most of any text: only note where their run starts; it is accounted for as a whole below,
+      // at its end. `J` and `B` (the jwt and pem anchors) are looked at here.
+      if (letters < 0) letters = i;
+      if (k & K_MARK) found |= markedLetter(s, i, c);
+      continue;
+    }
+    if (letters >= 0) {
+      // The letter run s[letters, i) ends: it continues the token run, ends every digit run, and ends the IPv6
+      // run unless all its letters are hex digits (only looked at when an IPv6 run is under way).
+      tokenRun += i - letters;
+      if (tokenRun >= 12) longTokenRun = true;
+      cardDigits = 0;
+      phoneDigits = 0;
+      ip4Dots = 0;
+      ip4Digits = 0;
+      if ((ip6Colons !== 0 || ip6Digits !== 0) && !allHex(s, letters, i)) {
+        ip6Colons = 0;
+        ip6Digits = 0;
+      }
+      if (!keyword && (k & K_TOKEN_SEP) !== 0 && i - letters >= 3) keyword = endsWithKeyword(s, letters, i);
+      letters = -1;
+    }
+    if (k & K_DIGIT) {
+      if (++tokenRun >= 12) longTokenRun = true;
+      if (++cardDigits >= 13) found |= CAN_CARD;
+      if (++phoneDigits >= 9) found |= CAN_PHONE;
+      if (++ip4Digits >= 4 && ip4Dots >= 3) found |= CAN_IPV4;
+      ip6Digits++;
+      if (ip6Colons >= 2) found |= CAN_IPV6;
+      continue;
+    }
+    // Punctuation, white space, control and non-ASCII characters.
+    if (k & K_TOKEN) {
+      if (++tokenRun >= 12) longTokenRun = true;
+    } else tokenRun = 0;
+    if ((c !== 32 && c !== 45) || !isDigit(s.charCodeAt(i - 1)) || !isDigit(s.charCodeAt(i + 1)))
+      cardDigits = 0;
+    if ((k & K_PHONE_SEP) === 0) phoneDigits = 0;
+    if (c === 46) {
+      if (++ip4Dots >= 3 && ip4Digits >= 4) found |= CAN_IPV4;
+    } else {
+      ip4Dots = 0;
+      ip4Digits = 0;
+    }
+    if (k & K_IPV6) {
+      if (c === 58 && ++ip6Colons >= 2 && ip6Digits > 0) found |= CAN_IPV6;
+    } else {
+      ip6Colons = 0;
+      ip6Digits = 0;
+    }
+    if (c === 64 && i > 0 && isLocal(s.charCodeAt(i - 1))) {
+      const d = s.charCodeAt(i + 1);
+      if (isWord(d) || d === 45) found |= CAN_EMAIL;
+    }
+  }
+  // A letter run at the very end can still complete a token value; no separator follows it, so no keyword.
+  if (letters >= 0 && tokenRun + (n - letters) >= 12) longTokenRun = true;
+  if (keyword && longTokenRun) found |= CAN_TOKEN;
+  return found;
+}
+
+/** True when the letters s[start, end) are all hex digits. */
+function allHex(s: string, start: number, end: number): boolean {
+  for (let p = start; p < end; p++) if ((CHAR_CLASS[s.charCodeAt(p)]! & K_HEX_ALPHA) === 0) return false;
+  return true;
+}
+
+/** The jwt or pem flag for the letter `c` (`J` or `B`) at `i`: `eyJ` at a word boundary; the `B` of `-----BEGIN `. */
+function markedLetter(s: string, i: number, c: number): number {
+  if (c === 74) {
+    if (i >= 2 && s.charCodeAt(i - 1) === 121 && s.charCodeAt(i - 2) === 101) {
+      if (i === 2 || !isWord(s.charCodeAt(i - 3))) return CAN_JWT;
+    }
+    return 0;
+  }
+  return i >= 5 && s.startsWith(PEM_BEGIN, i - 5) ? CAN_PEM : 0;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // The engine.
 
-/** Run one rule over `s`: returns the new text (unchanged unless masking) and adds hits to the tally. */
-function runRule(rule: Rule, s: string, mask: boolean, opts: EngineOptions, tally: RedactTally): string {
-  if (!rule.gate(s)) return s;
+/**
+ * Run one rule over `s`: returns the new text (unchanged unless masking) and adds hits to the tally. `gate`:
+ * ask the rule's own gate first (not needed after the prefilter, whose conditions imply every gate's).
+ */
+function runRule(
+  rule: Rule,
+  s: string,
+  mask: boolean,
+  opts: EngineOptions,
+  tally: RedactTally,
+  gate: boolean,
+): string {
+  if (gate && !rule.gate(s)) return s;
   const state: Record<string, number> = {};
   let from = 0;
   let last = 0;
@@ -607,6 +852,36 @@ function runRule(rule: Rule, s: string, mask: boolean, opts: EngineOptions, tall
 
 /** Compile options into a redactor, or say which option is wrong. */
 export function compileRedactor(options: RedactOptions = {}): CompileResult {
+  return compile(options, true);
+}
+
+/**
+ * FOR TESTS ONLY, not part of the API (it may change or go away in any release): entry points that let tests
+ * compare the engine with its prefilter against the engine without it (every rule behind its own gate, as
+ * before the prefilter existed), and look at the prefilter's answer.
+ * @internal
+ */
+export const redactTestHooks = Object.freeze({
+  /** {@link compileRedactor} with the prefilter switched off. */
+  compileWithoutPrefilter: (options: RedactOptions = {}): CompileResult => compile(options, false),
+  /** The rule passes the prefilter lets run on `s`: rule names, with `ip` split into `ipv6` and `ipv4`. */
+  candidates(s: string): string[] {
+    const f = candidateRules(s);
+    const passes: [string, number][] = [
+      ['jwt', CAN_JWT],
+      ['pem', CAN_PEM],
+      ['email', CAN_EMAIL],
+      ['token', CAN_TOKEN],
+      ['card', CAN_CARD],
+      ['phone', CAN_PHONE],
+      ['ipv6', CAN_IPV6],
+      ['ipv4', CAN_IPV4],
+    ];
+    return passes.filter(([, bit]) => (f & bit) !== 0).map(([name]) => name);
+  },
+});
+
+function compile(options: RedactOptions, prefilter: boolean): CompileResult {
   const mode = options.mode ?? 'mask';
   if (!REDACT_MODES.includes(mode)) {
     return {
@@ -674,7 +949,10 @@ export function compileRedactor(options: RedactOptions = {}): CompileResult {
       message: 'maxDepth must be a positive integer',
     };
   }
-  return { ok: true, redactor: makeRedactor(mode, rules, { maskEmailDomain }, maxLength, maxDepth) };
+  return {
+    ok: true,
+    redactor: makeRedactor(mode, rules, { maskEmailDomain }, maxLength, maxDepth, prefilter),
+  };
 }
 
 function makeRedactor(
@@ -683,6 +961,7 @@ function makeRedactor(
   opts: EngineOptions,
   maxLength: number,
   maxDepth: number,
+  prefilter: boolean,
 ): Redactor {
   const chain: Rule[] = [];
   for (const name of rules) {
@@ -709,7 +988,19 @@ function makeRedactor(
     }
     let out = window;
     try {
-      for (const r of chain) out = runRule(r, out, mask, opts, tally);
+      if (prefilter) {
+        // Asked once, on the window: masking never adds a candidate for a later rule (see the prefilter's
+        // comment), so the flags still hold for the text each later rule sees.
+        const can = candidateRules(window);
+        if (can !== 0) {
+          for (let i = 0; i < chain.length; i++) {
+            const r = chain[i]!;
+            if ((can & r.bit) !== 0) out = runRule(r, out, mask, opts, tally, false);
+          }
+        }
+      } else {
+        for (const r of chain) out = runRule(r, out, mask, opts, tally, true);
+      }
     } catch {
       // The rules are total functions; this is a last line of defence so a bug can never leak or crash.
       // Fail closed: nothing of an unscannable string leaves in mask mode.
@@ -762,24 +1053,29 @@ function makeRedactor(
     return copy ?? v;
   };
 
+  const scanText = (s: string, tally: RedactTally): string => (typeof s === 'string' ? scan(s, tally) : s);
+  const scanValue = <T>(v: T, tally: RedactTally): T => {
+    if (mode === 'off') return v;
+    try {
+      return walk(v, 0, tally) as T;
+    } catch {
+      return (mask ? maskMarker('error') : v) as T;
+    }
+  };
+
   return {
     mode,
     rules,
     text(s, tally) {
       const t = tally ?? newTally();
-      const text = typeof s === 'string' ? scan(s, t) : s;
-      return { text, result: redactResultOf(t) };
+      return { text: scanText(s, t), result: redactResultOf(t) };
     },
     value<T>(v: T, tally?: RedactTally) {
       const t = tally ?? newTally();
-      let out: unknown;
-      try {
-        out = mode === 'off' ? v : walk(v, 0, t);
-      } catch {
-        out = mask ? maskMarker('error') : v;
-      }
-      return { value: out as T, result: redactResultOf(t) };
+      return { value: scanValue(v, t), result: redactResultOf(t) };
     },
+    scanText,
+    scanValue,
   };
 }
 

@@ -54,26 +54,48 @@ function withKey(o: Obj, k: string, v: unknown): Obj {
   return copy;
 }
 
+const hasOwn = (o: Obj, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
+
+// The redactor's result-less entry points when it has them (compileRedactor's always do): no result object per
+// string. A hand-written Redactor may lack them.
+const scanText = (r: Redactor, s: string, t: RedactTally): string =>
+  r.scanText ? r.scanText(s, t) : r.text(s, t).text;
+const scanValue = (r: Redactor, v: unknown, t: RedactTally): unknown =>
+  r.scanValue ? r.scanValue(v, t) : r.value(v, t).value;
+
+// The walk below is written as plain functions taking the redactor and the tally, not as callbacks built per
+// value: it runs for every result and notification, and most of them have nothing to mask. Everything is
+// copy-on-write: an object or array is copied only when something in it changed, so a clean value comes back
+// as the very same object.
+
 /** Mask a content block (text, or an embedded resource's text). */
 function maskBlock(b: unknown, r: Redactor, t: RedactTally): unknown {
   if (!isObj(b)) return b;
-  if (b.type === 'text' && typeof b.text === 'string') {
-    const x = r.text(b.text, t).text;
-    return x === b.text ? b : withKey(b, 'text', x);
+  if (b.type === 'text') {
+    const s = b.text;
+    if (typeof s !== 'string') return b;
+    const x = scanText(r, s, t);
+    return x === s ? b : withKey(b, 'text', x);
   }
-  if (b.type === 'resource' && isObj(b.resource) && typeof b.resource.text === 'string') {
-    const x = r.text(b.resource.text, t).text;
-    return x === b.resource.text ? b : withKey(b, 'resource', withKey(b.resource, 'text', x));
+  if (b.type === 'resource') {
+    const res = b.resource;
+    if (!isObj(res)) return b;
+    const s = res.text;
+    if (typeof s !== 'string') return b;
+    const x = scanText(r, s, t);
+    return x === s ? b : withKey(b, 'resource', withKey(res, 'text', x));
   }
   return b;
 }
 
-/** Map an array copy-on-write. */
-function mapArray(a: unknown[], f: (x: unknown) => unknown): unknown[] {
+/** Mask an array of content blocks; anything else is returned as is. */
+function maskBlocks(a: unknown, r: Redactor, t: RedactTally): unknown {
+  if (!Array.isArray(a)) return a;
   let copy: unknown[] | undefined;
   for (let i = 0; i < a.length; i++) {
-    const y = f(a[i]);
-    if (y !== a[i]) {
+    const x: unknown = a[i];
+    const y = maskBlock(x, r, t);
+    if (y !== x) {
       copy ??= a.slice();
       copy[i] = y;
     }
@@ -81,12 +103,39 @@ function mapArray(a: unknown[], f: (x: unknown) => unknown): unknown[] {
   return copy ?? a;
 }
 
-/** Replace `o[k]` by `f(o[k])` copy-on-write (only when `k` is an own key). */
-function mapKey(o: Obj, k: string, f: (x: unknown) => unknown): Obj {
-  if (!Object.prototype.hasOwnProperty.call(o, k)) return o;
-  const x = o[k];
-  const y = f(x);
-  return y === x ? o : withKey(o, k, y);
+/** `resources/read` contents: each entry's `text` (an own string property). */
+function maskContents(a: unknown, r: Redactor, t: RedactTally): unknown {
+  if (!Array.isArray(a)) return a;
+  let copy: unknown[] | undefined;
+  for (let i = 0; i < a.length; i++) {
+    const c: unknown = a[i];
+    if (!isObj(c)) continue;
+    const s = c.text;
+    if (typeof s !== 'string' || !hasOwn(c, 'text')) continue;
+    const x = scanText(r, s, t);
+    if (x !== s) {
+      copy ??= a.slice();
+      copy[i] = withKey(c, 'text', x);
+    }
+  }
+  return copy ?? a;
+}
+
+/** `prompts/get` messages: each message's `content`, a block or an array of blocks (an own property). */
+function maskMessages(a: unknown, r: Redactor, t: RedactTally): unknown {
+  if (!Array.isArray(a)) return a;
+  let copy: unknown[] | undefined;
+  for (let i = 0; i < a.length; i++) {
+    const m: unknown = a[i];
+    if (!isObj(m) || !hasOwn(m, 'content')) continue;
+    const c = m.content;
+    const y = Array.isArray(c) ? maskBlocks(c, r, t) : maskBlock(c, r, t);
+    if (y !== c) {
+      copy ??= a.slice();
+      copy[i] = withKey(m, 'content', y);
+    }
+  }
+  return copy ?? a;
 }
 
 /**
@@ -102,35 +151,45 @@ export function maskOutbound(
   if (!isObj(value)) return value;
   if (info.kind === 'notification') {
     // The dispatcher may pass the whole message ({method, params}) or just its params: accept both, by shape.
-    if (typeof value.method === 'string' && isObj(value.params)) {
-      return mapKey(value, 'params', (p) => maskNotificationParams(p as Obj, r, t));
+    if (typeof value.method === 'string') {
+      const p = value.params;
+      if (isObj(p)) {
+        if (!hasOwn(value, 'params')) return value;
+        const y = maskNotificationParams(p, r, t);
+        return y === p ? value : withKey(value, 'params', y);
+      }
     }
     return maskNotificationParams(value, r, t);
   }
-  const blocks = (x: unknown): unknown => (Array.isArray(x) ? mapArray(x, (b) => maskBlock(b, r, t)) : x);
+  let v = value;
   switch (info.method) {
     case 'tools/call': {
-      const v = mapKey(value, 'content', blocks);
-      return mapKey(v, 'structuredContent', (x) => r.value(x, t).value);
+      if (hasOwn(v, 'content')) {
+        const x = v.content;
+        const y = maskBlocks(x, r, t);
+        if (y !== x) v = withKey(v, 'content', y);
+      }
+      if (hasOwn(v, 'structuredContent')) {
+        const x = v.structuredContent;
+        const y = scanValue(r, x, t);
+        if (y !== x) v = withKey(v, 'structuredContent', y);
+      }
+      return v;
     }
     case 'resources/read':
-      return mapKey(value, 'contents', (x) =>
-        Array.isArray(x)
-          ? mapArray(x, (c) =>
-              isObj(c) && typeof c.text === 'string'
-                ? mapKey(c, 'text', (s) => r.text(s as string, t).text)
-                : c,
-            )
-          : x,
-      );
+      if (hasOwn(v, 'contents')) {
+        const x = v.contents;
+        const y = maskContents(x, r, t);
+        if (y !== x) v = withKey(v, 'contents', y);
+      }
+      return v;
     case 'prompts/get':
-      return mapKey(value, 'messages', (x) =>
-        Array.isArray(x)
-          ? mapArray(x, (m) =>
-              isObj(m) ? mapKey(m, 'content', (c) => (Array.isArray(c) ? blocks(c) : maskBlock(c, r, t))) : m,
-            )
-          : x,
-      );
+      if (hasOwn(v, 'messages')) {
+        const x = v.messages;
+        const y = maskMessages(x, r, t);
+        if (y !== x) v = withKey(v, 'messages', y);
+      }
+      return v;
     default:
       return value;
   }
@@ -139,10 +198,71 @@ export function maskOutbound(
 function maskNotificationParams(p: Obj, r: Redactor, t: RedactTally): Obj {
   // notifications/message: {level, logger?, data}; notifications/progress: {progressToken, progress, message?}.
   let out = p;
-  if ('level' in p && 'data' in p) out = mapKey(out, 'data', (d) => r.value(d, t).value);
-  if ('progressToken' in p && typeof p.message === 'string')
-    out = mapKey(out, 'message', (m) => r.text(m as string, t).text);
+  if ('level' in p && 'data' in p && hasOwn(out, 'data')) {
+    const x = out.data;
+    const y = scanValue(r, x, t);
+    if (y !== x) out = withKey(out, 'data', y);
+  }
+  if ('progressToken' in p && typeof p.message === 'string' && hasOwn(out, 'message')) {
+    const x = out.message;
+    const y = scanText(r, x as string, t);
+    if (y !== x) out = withKey(out, 'message', y);
+  }
   return out;
+}
+
+/** What the outbound transforms of one `redact()` share. */
+interface TransformState {
+  readonly redactor: Redactor;
+  readonly onFired: RedactMiddlewareOptions['onFired'];
+}
+
+/** The outbound transform: mask (or count) one value and add what fired to the request's record. */
+function applyRedaction(
+  state: TransformState,
+  record: RedactionRecord,
+  value: unknown,
+  info: { method: string; kind: 'result' | 'notification' },
+): unknown {
+  const redactor = state.redactor;
+  const tally = newTally();
+  let out: unknown;
+  try {
+    out = maskOutbound(value, info, redactor, tally);
+  } catch (err) {
+    // Only a throwing getter on a handler's result can land here. Fail closed in mask mode: the dispatcher
+    // answers -32603 and nothing unscanned leaves.
+    if (redactor.mode === 'mask')
+      throw new Error('redact: the outgoing value could not be scanned', { cause: err });
+    out = value;
+  }
+  let any = false;
+  for (const r of RULE_NAMES) {
+    const n = tally.hits[r];
+    if (n > 0) {
+      any = true;
+      record.hits[r] = (record.hits[r] ?? 0) + n;
+    }
+  }
+  record.truncated += tally.truncated;
+  if (any) {
+    record.fired = RULE_NAMES.filter((r) => (record.hits[r] ?? 0) > 0);
+    const onFired = state.onFired;
+    if (onFired) {
+      try {
+        const hits: Partial<Record<RuleName, number>> = {};
+        for (const r of RULE_NAMES) if (tally.hits[r] > 0) hits[r] = tally.hits[r];
+        onFired(
+          RULE_NAMES.filter((r) => tally.hits[r] > 0),
+          hits,
+          { method: info.method },
+        );
+      } catch {
+        // An observer must not change the answer.
+      }
+    }
+  }
+  return redactor.mode === 'mask' ? out : value;
 }
 
 const OPTION_NAMES = new Set(['mode', 'rules', 'maskEmailDomain', 'maxLength', 'maxDepth', 'onFired']);
@@ -171,7 +291,8 @@ export function redact(options: RedactMiddlewareOptions = {}): RedactMiddleware 
   const onFired = options.onFired;
   if (onFired !== undefined && typeof onFired !== 'function')
     throw badOption('redact', 'onFired', onFired, 'a function');
-  const redactor = compiled.redactor;
+  const state: TransformState = { redactor: compiled.redactor, onFired };
+  const redactor = state.redactor;
   const active = redactor.mode !== 'off';
 
   const mw = function mcpRedact(req, _res, next) {
@@ -180,45 +301,9 @@ export function redact(options: RedactMiddlewareOptions = {}): RedactMiddleware 
     const record: RedactionRecord = { mode: redactor.mode, fired: [], hits: {}, truncated: 0 };
     locals.redaction = record;
     if (active) {
-      const transform: OutboundTransform = (value, info) => {
-        const tally = newTally();
-        let out: unknown;
-        try {
-          out = maskOutbound(value, info, redactor, tally);
-        } catch (err) {
-          // Only a throwing getter on a handler's result can land here. Fail closed in mask mode: the dispatcher
-          // answers -32603 and nothing unscanned leaves.
-          if (redactor.mode === 'mask')
-            throw new Error('redact: the outgoing value could not be scanned', { cause: err });
-          out = value;
-        }
-        let any = false;
-        for (const r of RULE_NAMES) {
-          const n = tally.hits[r];
-          if (n > 0) {
-            any = true;
-            record.hits[r] = (record.hits[r] ?? 0) + n;
-          }
-        }
-        record.truncated += tally.truncated;
-        if (any) {
-          record.fired = RULE_NAMES.filter((r) => (record.hits[r] ?? 0) > 0);
-          if (onFired) {
-            try {
-              const hits: Partial<Record<RuleName, number>> = {};
-              for (const r of RULE_NAMES) if (tally.hits[r] > 0) hits[r] = tally.hits[r];
-              onFired(
-                RULE_NAMES.filter((r) => tally.hits[r] > 0),
-                hits,
-                { method: info.method },
-              );
-            } catch {
-              // An observer must not change the answer.
-            }
-          }
-        }
-        return redactor.mode === 'mask' ? out : value;
-      };
+      // One small closure per request remains: the dispatcher calls a transform with the value only, so the
+      // request's record has to be bound here. All the work is in the shared function.
+      const transform: OutboundTransform = (value, info) => applyRedaction(state, record, value, info);
       (locals.outbound ??= []).push(transform);
     }
     next();
