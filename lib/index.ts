@@ -21,5 +21,32 @@ export * from './apikeys.js';
 export * from './bearer.js';
 export * from './oidcclaims.js';
 export * from './limits.js';
-export * from './redact.js';
+// Everything but the test-only hooks (redactTestHooks), which stay out of the public API.
+export {
+  RULE_NAMES,
+  REDACT_MODES,
+  DEFAULT_REDACT_MAX_LENGTH,
+  DEFAULT_REDACT_MAX_DEPTH,
+  TRUNCATED_MARKER,
+  TOO_DEEP_MARKER,
+  REDACT_GUARD,
+  maskMarker,
+  newTally,
+  redactResultOf,
+  parseRedactMode,
+  luhn,
+  isMaskableIPv6,
+  compileRedactor,
+  redactText,
+  redactValue,
+} from './redact.js';
+export type {
+  RuleName,
+  RedactMode,
+  RedactOptions,
+  RedactTally,
+  RedactResult,
+  Redactor,
+  CompileResult,
+} from './redact.js';
 export * from './sanitize.js';

@@ -275,7 +275,7 @@ export function cleanText(s: string, cap: number, redactor?: Redactor, tally?: R
   try {
     // A clean string within its cap (isPlain) reads no more than the budget (cap <= rawBudget(cap)), is its own
     // sanitized form, and stays within the cap unless masking lengthens it: only the redactor has work left.
-    if (s.length <= cap && isPlain(s)) return redactor ? cutChars(redactor.text(s, tally).text, cap) : s;
+    if (s.length <= cap && isPlain(s)) return redactor ? cutChars(maskWith(redactor, s, tally), cap) : s;
     const budget = rawBudget(cap);
     let raw = s;
     let cut = false;
@@ -285,11 +285,16 @@ export function cleanText(s: string, cap: number, redactor?: Redactor, tally?: R
     }
     let clean = sanitizeText(raw);
     if (cut) clean = cutUnits(clean, Math.max(0, clean.length - REDACT_GUARD)) + '…';
-    const masked = redactor ? redactor.text(clean, tally).text : clean;
+    const masked = redactor ? maskWith(redactor, clean, tally) : clean;
     return cutChars(masked, cap);
   } catch {
     return '';
   }
+}
+
+/** The masked text: `scanText` when the redactor has it (no result object), else `text()`. */
+function maskWith(redactor: Redactor, s: string, tally: RedactTally | undefined): string {
+  return redactor.scanText && tally ? redactor.scanText(s, tally) : redactor.text(s, tally).text;
 }
 
 /** The first `n` UTF-16 units of `s`, one fewer when that would split a surrogate pair. */

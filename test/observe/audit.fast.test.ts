@@ -175,11 +175,15 @@ describe('audit(): every caller-controlled field is still cleaned', () => {
     const spy = jest.spyOn(redactModule, 'compileRedactor').mockImplementation((opts) => {
       const c = real(opts);
       if (!c.ok) return c;
-      // The same redactor, with text() counting its calls (its other members inherited as they are).
+      // The same redactor, with text() and scanText() counting their calls (the rest inherited as they are).
       const counted = Object.assign(Object.create(c.redactor) as Redactor, {
         text: (s: string, tally?: RedactTally) => {
           calls.push(s);
           return c.redactor.text(s, tally);
+        },
+        scanText: (s: string, tally: RedactTally) => {
+          calls.push(s);
+          return c.redactor.scanText!(s, tally);
         },
       });
       return { ok: true, redactor: counted };
