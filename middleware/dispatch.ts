@@ -74,6 +74,7 @@ import {
 } from './context.js';
 import {
   type CallContext,
+  HANDLER_FAST,
   HANDLER_METHODS,
   type HandlerMethod,
   type Handlers,
@@ -195,7 +196,13 @@ function buildTable(handlers: unknown): { table: Map<string, Map<string, Bound>>
     } else {
       members = Object.keys(obj).filter((k) => typeof obj[k] === 'function');
     }
-    for (const m of members) add(ns, m, { fn: obj[m] as HandlerMethod, obj });
+    // A synchronous variant the object offers for a member (HANDLER_FAST) is used in its place.
+    const fastOf =
+      typeof obj[HANDLER_FAST] === 'function' ? (obj[HANDLER_FAST] as (m: string) => unknown) : undefined;
+    for (const m of members) {
+      const fast = fastOf?.call(obj, m);
+      add(ns, m, { fn: (typeof fast === 'function' ? fast : obj[m]) as HandlerMethod, obj });
+    }
     if (ns === 'tools' && obj[TOOL_VIEWS_APPLIED] === true) viewsAware = true;
   }
   return { table, viewsAware };

@@ -112,6 +112,14 @@ export type HandlerObject = object;
 export const HANDLER_METHODS: unique symbol = Symbol.for('mcpware.handlerMethods');
 
 /**
+ * Optional, on a handler object: `obj[HANDLER_FAST](member)` may return a function that behaves exactly like
+ * `obj[member]` except that it answers synchronously when every step is synchronous (it returns the value, or
+ * throws, where `obj[member]` would return a settled promise). The dispatcher asks once per member when it is
+ * built and prefers the fast one: no promise per request. A ToolRegistry offers it for `list` and `call`.
+ */
+export const HANDLER_FAST: unique symbol = Symbol.for('mcpware.handlerFast');
+
+/**
  * The `handlers` option of `dispatch()`: namespace → handler object (`tools`, `resources`, `prompts`,
  * `completion`, `notifications`, `server`, or your own), and root methods (`initialize`, `ping`, or your own
  * method without `/`) as functions.

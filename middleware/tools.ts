@@ -19,7 +19,7 @@ import { type InputRequiredResult, isInputRequiredResult } from '../lib/mrtr.js'
 import { type ParamHeader, checkParamHeaders, paramHeaders as scanParamHeaders } from '../lib/xmcpheader.js';
 import { CHANGES, ChangeFeed } from './changes.js';
 import { pageOrThrow } from './services.js';
-import { type CallContext, HANDLER_METHODS } from './handlers.js';
+import { type CallContext, HANDLER_FAST, HANDLER_METHODS, type HandlerMethod } from './handlers.js';
 import { stderrLogger } from './respond.js';
 import { TOOL_VIEWS_APPLIED, exposeThrough, resolveThrough, toolViewsOf } from './toolFilter.js';
 import { isThenable } from './thenable.js';
@@ -416,37 +416,53 @@ export class ToolRegistry {
 
   /** The definitions this caller can see, in registration order, named as the request's tool views show them. */
   async visibleTools(ctx: CallContext): Promise<ToolDefinition[]> {
-    const views = toolViewsOf(ctx.locals);
-    const entries = [...this.#entries.values()];
-    const described = await Promise.all(entries.map((e) => this.#describe(e, ctx)));
-    const out: ToolDefinition[] = [];
-    for (const def of described) {
-      if (!def) continue;
-      if (views.length === 0) {
-        out.push(def);
-        continue;
-      }
-      const e = exposeThrough(def.name, views);
-      if (!e) continue;
-      out.push(
-        e.description === undefined
-          ? { ...def, name: e.name }
-          : { ...def, name: e.name, description: e.description },
-      );
+    return this.#visible(ctx);
+  }
+
+  /** The visible tools: synchronously when no tool has describe(), else a promise. */
+  #visible(ctx: CallContext): ToolDefinition[] | Promise<ToolDefinition[]> {
+    const described: (ToolDefinition | undefined | Promise<ToolDefinition | undefined>)[] = [];
+    let pending = false;
+    for (const e of this.#entries.values()) {
+      const d = this.#describe(e, ctx);
+      if (d instanceof Promise) pending = true;
+      described.push(d);
     }
-    return out;
+    const views = toolViewsOf(ctx.locals);
+    if (pending) return Promise.all(described).then((all) => expose(all, views));
+    return expose(described as (ToolDefinition | undefined)[], views);
   }
 
   /** `tools/list`. */
-  async list(
-    params: JsonObject,
-    ctx: CallContext,
-  ): Promise<{ tools: ToolDefinition[]; nextCursor?: string }> {
-    const visible = await this.visibleTools(ctx);
+  async list(params: JsonObject, ctx: CallContext): Promise<ToolList> {
+    return this.#page(await this.#visible(ctx), params);
+  }
+
+  #page(visible: ToolDefinition[], params: JsonObject): ToolList {
     const page = pageOrThrow('tools', visible, (t) => t.name, params ?? {}, this.#pageSize);
     return page.nextCursor === undefined
       ? { tools: page.page }
       : { tools: page.page, nextCursor: page.nextCursor };
+  }
+
+  /** list() for the dispatcher: synchronous when no tool has describe(). */
+  #listNow(params: JsonObject, ctx: CallContext): ToolList | Promise<ToolList> {
+    const visible = this.#visible(ctx);
+    return visible instanceof Promise
+      ? visible.then((v) => this.#page(v, params))
+      : this.#page(visible, params);
+  }
+
+  /**
+   * The dispatcher's synchronous variants (see HANDLER_FAST), offered only while `call` and `list` are this
+   * class's own: a subclass that overrides one keeps its override on the request path.
+   */
+  [HANDLER_FAST](member: string): HandlerMethod | undefined {
+    if (member === 'call' && this.call === ToolRegistry.prototype.call)
+      return (params, ctx) => this.#callNow(params, ctx);
+    if (member === 'list' && this.list === ToolRegistry.prototype.list)
+      return (params, ctx) => this.#listNow(params, ctx);
+    return undefined;
   }
 
   /**
@@ -531,6 +547,37 @@ export class ToolRegistry {
         }
       }
     }
+  }
+
+  /**
+   * call() for the dispatcher: the same checks, results and errors, answered synchronously when the tool is
+   * static (no describe()), its result is not a promise and there are no before/after hooks; anything else takes
+   * call() itself. Errors are thrown rather than returned as rejected promises (the dispatcher handles both alike).
+   */
+  #callNow(params: JsonObject, ctx: CallContext): CallToolResult | Promise<CallToolResult> {
+    if (this.#before !== undefined || this.#after !== undefined) return this.call(params, ctx);
+    const p = params ?? {};
+    if (typeof p.name !== 'string')
+      throw new McpError(ErrorCode.InvalidParams, 'Invalid params: "name" must be a string');
+    const rawArgs = p.arguments;
+    if (rawArgs !== undefined && rawArgs !== null && !isObj(rawArgs)) {
+      throw new McpError(ErrorCode.InvalidParams, 'Invalid params: "arguments" must be an object');
+    }
+    const actual = resolveThrough(p.name, toolViewsOf(ctx.locals));
+    const entry = actual === undefined ? undefined : this.#entries.get(actual);
+    // Unknown, hidden or dynamic tools: the general path (its unknown-tool answer lists what this caller sees).
+    if (!entry || entry.tool.describe !== undefined) return this.call(params, ctx);
+    const args: JsonObject = isObj(rawArgs) ? rawArgs : {};
+    if (entry.validateInput(args) !== true) return invalidArguments(entry.validateInput.errors);
+    const called = entry.tool.call(args, ctx);
+    if (isThenable(called)) return Promise.resolve(called).then((r) => this.#settle(entry, r, ctx));
+    return this.#settle(entry, called, ctx);
+  }
+
+  /** A tool's answer: an input-required result as it is (the dispatcher checks it), else the checked result. */
+  #settle(entry: Entry, r: unknown, ctx: CallContext): CallToolResult {
+    if (isInputRequiredResult(r)) return r as unknown as CallToolResult;
+    return this.#checkResult(entry, r, ctx);
   }
 
   #prepare(tool: Tool): Entry {
@@ -676,6 +723,32 @@ export class ToolRegistry {
       // A broken logger must not break tools/list.
     }
   }
+}
+
+/** A `tools/list` result. */
+type ToolList = { tools: ToolDefinition[]; nextCursor?: string };
+
+/** The described tools a caller sees, renamed through its tool filter views. */
+function expose(
+  described: readonly (ToolDefinition | undefined)[],
+  views: ReturnType<typeof toolViewsOf>,
+): ToolDefinition[] {
+  const out: ToolDefinition[] = [];
+  for (const def of described) {
+    if (!def) continue;
+    if (views.length === 0) {
+      out.push(def);
+      continue;
+    }
+    const e = exposeThrough(def.name, views);
+    if (!e) continue;
+    out.push(
+      e.description === undefined
+        ? { ...def, name: e.name }
+        : { ...def, name: e.name, description: e.description },
+    );
+  }
+  return out;
 }
 
 function pickStatic(t: Tool): Record<string, unknown> {

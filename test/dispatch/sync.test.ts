@@ -7,6 +7,7 @@ import request from 'supertest';
 import { dispatch } from '../../middleware/dispatch';
 import { parse } from '../../middleware/parse';
 import { redact } from '../../middleware/redact';
+import { ToolRegistry } from '../../middleware/tools';
 import type { Middleware } from '../../middleware/types';
 import { PLATFORMS, serve } from './harness';
 
@@ -85,5 +86,92 @@ describe.each(PLATFORMS)('dispatch: synchronous answers on %s', (platform) => {
     expect(r.body.error).toEqual(expect.objectContaining({ code: -32603 }));
     expect(JSON.stringify(r.body)).not.toContain('hidden');
     expect(seen).toEqual([true]);
+  });
+});
+
+describe.each(PLATFORMS)('dispatch + ToolRegistry: synchronous answers on %s', (platform) => {
+  const echo = {
+    name: 'echo',
+    inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+    call: (args: Record<string, unknown>) => ({ content: [{ type: 'text', text: String(args.text) }] }),
+  };
+  function app(registry: ToolRegistry) {
+    const seen: boolean[] = [];
+    const server = serve(platform, [
+      probe(seen),
+      parse({ logger: quiet }),
+      dispatch({ handlers: { tools: registry }, serverInfo: INFO, logger: quiet }),
+    ]);
+    return { server, seen };
+  }
+  const post = (server: ReturnType<typeof serve>, body: string) =>
+    request(server)
+      .post('/mcp')
+      .set('Content-Type', 'application/json')
+      .set('MCP-Protocol-Version', '2025-11-25')
+      .send(body);
+
+  test('a static tool: tools/list, tools/call and invalid arguments are answered in the same turn', async () => {
+    const { server, seen } = app(new ToolRegistry({ tools: [echo] }));
+    const l = await post(server, call('tools/list'));
+    expect(l.body.result.tools.map((t: { name: string }) => t.name)).toEqual(['echo']);
+    const c = await post(server, call('tools/call', { name: 'echo', arguments: { text: 'yo' } }));
+    expect(c.body.result).toEqual({ content: [{ type: 'text', text: 'yo' }] });
+    const bad = await post(server, call('tools/call', { name: 'echo', arguments: { text: 1 } }));
+    expect(bad.body.result.isError).toBe(true);
+    const missing = await post(server, call('tools/call', { name: 'echo' }));
+    expect(missing.body.result.isError).toBe(true);
+    expect(seen).toEqual([true, true, true, true]);
+  });
+
+  test('unknown tools, dynamic tools and hooks take the general path, with the same answers', async () => {
+    const after: string[] = [];
+    const dynamic = { ...echo, name: 'dyn', describe: () => ({ description: 'later' }) };
+    const { server, seen } = app(
+      new ToolRegistry({ tools: [echo, dynamic], after: (e) => void after.push(`${e.name}:${e.outcome}`) }),
+    );
+    const c = await post(server, call('tools/call', { name: 'echo', arguments: { text: 'a' } }));
+    expect(c.body.result.content[0].text).toBe('a');
+    const u = await post(server, call('tools/call', { name: 'nope', arguments: {} }));
+    expect(u.body.error).toEqual(expect.objectContaining({ code: -32602 }));
+    expect(u.body.error.data.available).toEqual(['echo', 'dyn']);
+    const l = await post(server, call('tools/list'));
+    expect(l.body.result.tools[1]).toEqual(expect.objectContaining({ name: 'dyn', description: 'later' }));
+    expect(after).toEqual(['echo:ok', 'nope:unknown_tool']);
+    expect(seen).toEqual([false, false, false]);
+  });
+
+  test('a subclass that overrides call() or list() keeps its override on the request path', async () => {
+    class Logged extends ToolRegistry {
+      override call(params: Record<string, unknown>, ctx: Parameters<ToolRegistry['call']>[1]) {
+        return super.call({ ...params, arguments: { text: 'overridden' } }, ctx);
+      }
+      override async list(params: Record<string, unknown>, ctx: Parameters<ToolRegistry['list']>[1]) {
+        const r = await super.list(params, ctx);
+        return { tools: r.tools.map((t) => ({ ...t, title: 'listed by the subclass' })) };
+      }
+    }
+    const { server } = app(new Logged({ tools: [echo] }));
+    const c = await post(server, call('tools/call', { name: 'echo', arguments: { text: 'x' } }));
+    expect(c.body.result.content[0].text).toBe('overridden');
+    const l = await post(server, call('tools/list'));
+    expect(l.body.result.tools[0].title).toBe('listed by the subclass');
+  });
+
+  test('an asynchronous tool and a tool that throws are answered as before', async () => {
+    const slow = { ...echo, name: 'slow', call: async () => ({ content: [{ type: 'text', text: 'late' }] }) };
+    const boom = {
+      ...echo,
+      name: 'boom',
+      call: () => {
+        throw new Error('secret');
+      },
+    };
+    const { server } = app(new ToolRegistry({ tools: [slow, boom] }));
+    const s = await post(server, call('tools/call', { name: 'slow', arguments: { text: '' } }));
+    expect(s.body.result.content[0].text).toBe('late');
+    const b = await post(server, call('tools/call', { name: 'boom', arguments: { text: '' } }));
+    expect(b.body.error).toEqual(expect.objectContaining({ code: -32603 }));
+    expect(JSON.stringify(b.body)).not.toContain('secret');
   });
 });
