@@ -11,13 +11,9 @@ import { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
 import winston from 'winston';
 import {
-  type Authenticator,
-  type CallContext,
-  type Middleware,
-  McpError,
-  ToolRegistry,
   apiKeyAuth,
   audit,
+  auditJsonFormat,
   authenticate,
   charge,
   checkHeaders,
@@ -25,9 +21,10 @@ import {
   completion,
   dispatch,
   guardOrigin,
-  limitsOptionsFromEnv,
   limits,
+  limitsOptionsFromEnv,
   loadCatalogue,
+  McpError,
   methodGuard,
   metrics,
   metricsHandler,
@@ -41,6 +38,10 @@ import {
   redisClientOptions,
   rejectBatch,
   resources,
+  ToolRegistry,
+  type Authenticator,
+  type CallContext,
+  type Middleware,
 } from '../index.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -199,7 +200,8 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
     : new winston.transports.Console();
   const auditLogger = winston.createLogger({
     level: 'info',
-    format: winston.format.json(),
+    // One JSON line per record in the record's own key order, without format.json()'s per-record key sorting.
+    format: auditJsonFormat(),
     transports: [auditTransport],
   });
   closers.push(

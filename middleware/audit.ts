@@ -21,6 +21,7 @@
  */
 import { hash, randomFillSync } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logform } from 'winston';
 import {
   type RedactTally,
   type Redactor,
@@ -135,6 +136,40 @@ export interface AuditRecord {
 /** The logger audit writes to: a winston Logger fits (`log(level, message, meta)`). */
 export interface AuditLogger {
   log(level: string, message: string, meta: Record<string, unknown>): unknown;
+}
+
+/** winston's (triple-beam's) key for the finished log line. */
+const MESSAGE = Symbol.for('message');
+
+/** A winston format: an object with `transform` (what `winston.format(...)()` makes). */
+export type AuditJsonFormat = Logform.Format;
+
+/**
+ * A winston format for the audit logger: one JSON line per record with plain `JSON.stringify`, keys in the
+ * record's fixed order followed by `level` and `message`. `winston.format.json()` gives the same values but
+ * runs safe-stable-stringify with a replacer and sorts the keys of every record: about half of winston's work
+ * per record. Audit records hold only strings, numbers, booleans, null and flat objects/arrays of them, so the
+ * plain stringifier is enough; should a value be unserializable anyway (a BigInt or a cycle from another
+ * caller of the same logger), the line says so instead of throwing inside the logger.
+ * Combine as usual: `winston.format.combine(winston.format.timestamp(), auditJsonFormat())`.
+ */
+export function auditJsonFormat(): AuditJsonFormat {
+  return {
+    transform(info: Logform.TransformableInfo) {
+      let line: string;
+      try {
+        line = JSON.stringify(info);
+      } catch {
+        line = JSON.stringify({
+          level: info.level,
+          message: info.message,
+          error: 'unserializable log record',
+        });
+      }
+      info[MESSAGE] = line;
+      return info;
+    },
+  };
 }
 
 export interface AuditOptions {

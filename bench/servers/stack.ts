@@ -17,7 +17,7 @@ import winston from 'winston';
 // One module per middleware, as an application importing `mcpware/audit`, `mcpware/limits`, … loads them: the
 // package root would also load what the stack does not use (jose for OIDC, the catalogue's YAML parser).
 import { apiKeyAuth, hashKey } from '../../middleware/apiKeyAuth.js';
-import { audit } from '../../middleware/audit.js';
+import { audit, auditJsonFormat } from '../../middleware/audit.js';
 import { checkHeaders } from '../../middleware/checkHeaders.js';
 import { classifyRevision } from '../../middleware/classifyRevision.js';
 import { dispatch } from '../../middleware/dispatch.js';
@@ -96,7 +96,7 @@ export function fullStack(name: string, outDir: string): Stack {
   const auditFile = path.join(outDir, `audit-${name}.log`);
   const auditLogger = winston.createLogger({
     level: 'info',
-    format: winston.format.json(),
+    format: auditJsonFormat(),
     transports: [auditTransport(auditFile)],
   });
   // BENCH_AUDIT_TRANSPORT=raw: no winston at all, one JSON line per record on a WriteStream: what winston's

@@ -7,7 +7,7 @@ import request from 'supertest';
 import { dispatch } from '../../middleware/dispatch';
 import { parse } from '../../middleware/parse';
 import { redact } from '../../middleware/redact';
-import { ToolRegistry } from '../../middleware/tools';
+import { type Tool, ToolRegistry } from '../../middleware/tools';
 import type { Middleware } from '../../middleware/types';
 import { PLATFORMS, serve } from './harness';
 
@@ -90,10 +90,10 @@ describe.each(PLATFORMS)('dispatch: synchronous answers on %s', (platform) => {
 });
 
 describe.each(PLATFORMS)('dispatch + ToolRegistry: synchronous answers on %s', (platform) => {
-  const echo = {
+  const echo: Tool = {
     name: 'echo',
     inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-    call: (args: Record<string, unknown>) => ({ content: [{ type: 'text', text: String(args.text) }] }),
+    call: (args) => ({ content: [{ type: 'text', text: String(args.text) }] }),
   };
   function app(registry: ToolRegistry) {
     const seen: boolean[] = [];
@@ -126,7 +126,7 @@ describe.each(PLATFORMS)('dispatch + ToolRegistry: synchronous answers on %s', (
 
   test('unknown tools, dynamic tools and hooks take the general path, with the same answers', async () => {
     const after: string[] = [];
-    const dynamic = { ...echo, name: 'dyn', describe: () => ({ description: 'later' }) };
+    const dynamic: Tool = { ...echo, name: 'dyn', describe: () => ({ description: 'later' }) };
     const { server, seen } = app(
       new ToolRegistry({ tools: [echo, dynamic], after: (e) => void after.push(`${e.name}:${e.outcome}`) }),
     );
@@ -159,8 +159,12 @@ describe.each(PLATFORMS)('dispatch + ToolRegistry: synchronous answers on %s', (
   });
 
   test('an asynchronous tool and a tool that throws are answered as before', async () => {
-    const slow = { ...echo, name: 'slow', call: async () => ({ content: [{ type: 'text', text: 'late' }] }) };
-    const boom = {
+    const slow: Tool = {
+      ...echo,
+      name: 'slow',
+      call: async () => ({ content: [{ type: 'text', text: 'late' }] }),
+    };
+    const boom: Tool = {
       ...echo,
       name: 'boom',
       call: () => {
