@@ -91,3 +91,55 @@ test('combines with other winston formats', async () => {
     timestamp: expect.any(String),
   });
 });
+
+describe.each(PLATFORMS)('records reach a winston Logger as one info object on %s', (platform) => {
+  const VOLATILE = ['time', 'request_id', 'duration_ms'];
+  async function linesThrough(
+    logger: { log: (...a: never[]) => unknown },
+    lines: (n: number) => Promise<string[]>,
+  ) {
+    const server = serve(platform, [
+      audit({ logger: logger as never }),
+      parse(),
+      classifyRevision(),
+      finalHandler({}),
+    ]);
+    const body = modern('tools/call', { name: 'lookup', arguments: { who: 'x' } });
+    await request(server).post('/mcp').set(modernHeaders('tools/call', 'lookup')).send(JSON.stringify(body));
+    await request(server).post('/mcp').set('Content-Type', 'text/plain').send('x');
+    return (await lines(2)).map((l) => {
+      const rec = JSON.parse(l) as Record<string, unknown>;
+      for (const k of VOLATILE) rec[k] = '…';
+      return { keys: Object.keys(rec), rec };
+    });
+  }
+
+  test.each([
+    ['auditJsonFormat()', () => auditJsonFormat()],
+    ['format.json()', () => winston.format.json()],
+  ])('the same lines as through log(level, message, meta), with %s', async (_name, format) => {
+    const direct = fileLogger(format());
+    const wrapped = fileLogger(format());
+    // Not a winston Logger to audit(): called with (level, message, meta), as any AuditLogger.
+    const plain = {
+      log: (l: string, m: string, meta: Record<string, unknown>) => wrapped.logger.log(l, m, meta),
+    };
+    const spy = jest.spyOn(direct.logger, 'log');
+    const a = await linesThrough(direct.logger, direct.lines);
+    const b = await linesThrough(plain, wrapped.lines);
+    expect(a).toEqual(b);
+    // The winston Logger was called with one info object per record.
+    expect(spy.mock.calls.map((c) => c.length)).toEqual([1, 1]);
+    expect(a[0]!.rec).toEqual(
+      expect.objectContaining({ event: 'audit', level: 'info', message: 'mcp call', status: 200 }),
+    );
+  });
+
+  test("with defaultMeta the record's keys still win, and defaultMeta's other keys are added", async () => {
+    const l = fileLogger(auditJsonFormat());
+    l.logger.defaultMeta = { event: 'overridden?', service: 'svc' };
+    const [first] = await linesThrough(l.logger, l.lines);
+    expect(first!.rec.event).toBe('audit');
+    expect(first!.rec.service).toBe('svc');
+  });
+});
