@@ -18,6 +18,16 @@ function call(method: string, params: Record<string, unknown> = {}): string {
   return JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
 }
 
+/** A legacy JSON-RPC POST. */
+function post(server: ReturnType<typeof serve>, body: string) {
+  return request(server)
+    .post('/mcp')
+    .set('Content-Type', 'application/json')
+    .set('Accept', 'application/json, text/event-stream')
+    .set('MCP-Protocol-Version', '2025-11-25')
+    .send(body);
+}
+
 /** Before parse(): records, at the body's end, whether the answer was already written one microtask later. */
 function probe(seen: boolean[]): Middleware {
   return (req, res, next) => {
@@ -48,13 +58,6 @@ describe.each(PLATFORMS)('dispatch: synchronous answers on %s', (platform) => {
     ]);
     return { server, seen };
   }
-  const post = (server: ReturnType<typeof serve>, body: string) =>
-    request(server)
-      .post('/mcp')
-      .set('Content-Type', 'application/json')
-      .set('Accept', 'application/json, text/event-stream')
-      .set('MCP-Protocol-Version', '2025-11-25')
-      .send(body);
 
   test('a synchronous result is written before the next microtask', async () => {
     const { server, seen } = app();
@@ -104,12 +107,6 @@ describe.each(PLATFORMS)('dispatch + ToolRegistry: synchronous answers on %s', (
     ]);
     return { server, seen };
   }
-  const post = (server: ReturnType<typeof serve>, body: string) =>
-    request(server)
-      .post('/mcp')
-      .set('Content-Type', 'application/json')
-      .set('MCP-Protocol-Version', '2025-11-25')
-      .send(body);
 
   test('a static tool: tools/list, tools/call and invalid arguments are answered in the same turn', async () => {
     const { server, seen } = app(new ToolRegistry({ tools: [echo] }));
