@@ -200,6 +200,12 @@ export function renderResults(r: Results, soak?: SoakResults): string {
   const out: string[] = [];
   const present = new Set(r.runs.map((x) => x.server));
   const servers = r.servers.filter((s) => present.has(s.id));
+  /** A table with a row per server and a column per workload. */
+  const byWorkload = (cell: (s: (typeof servers)[number], w: string) => string): string =>
+    table(
+      ['server', ...r.workloads.map((w) => WORKLOAD_LABEL[w] ?? w)],
+      servers.map((s) => [s.label, ...r.workloads.map((w) => cell(s, w))]),
+    );
   const conns = r.settings.connections;
   const mainConn = conns.includes(32) ? 32 : conns[0]!;
   out.push('# Benchmark results');
@@ -304,15 +310,7 @@ export function renderResults(r: Results, soak?: SoakResults): string {
     const p99 = cells(r, (l) => l.p99, c);
     out.push('Requests per second:');
     out.push('');
-    out.push(
-      table(
-        ['server', ...r.workloads.map((w) => WORKLOAD_LABEL[w] ?? w)],
-        servers.map((s) => [
-          s.label,
-          ...r.workloads.map((w) => spread(rps.get(`${s.id} ${w}`)?.values ?? [], fmtInt)),
-        ]),
-      ),
-    );
+    out.push(byWorkload((s, w) => spread(rps.get(`${s.id} ${w}`)?.values ?? [], fmtInt)));
     out.push('');
     const cpu = cells(r, (l) => l.cpuUsPerReq ?? NaN, c);
     out.push(
@@ -321,32 +319,20 @@ export function renderResults(r: Results, soak?: SoakResults): string {
     );
     out.push('');
     out.push(
-      table(
-        ['server', ...r.workloads.map((w) => WORKLOAD_LABEL[w] ?? w)],
-        servers.map((s) => [
-          s.label,
-          ...r.workloads.map((w) => {
-            const v = cpu.get(`${s.id} ${w}`)?.values;
-            return v ? fmtInt(median(v)) : 'n/a';
-          }),
-        ]),
-      ),
+      byWorkload((s, w) => {
+        const v = cpu.get(`${s.id} ${w}`)?.values;
+        return v ? fmtInt(median(v)) : 'n/a';
+      }),
     );
     out.push('');
     out.push('Latency p50 / p99, ms (medians over the repetitions):');
     out.push('');
     out.push(
-      table(
-        ['server', ...r.workloads.map((w) => WORKLOAD_LABEL[w] ?? w)],
-        servers.map((s) => [
-          s.label,
-          ...r.workloads.map((w) => {
-            const a = p50.get(`${s.id} ${w}`)?.values;
-            const b = p99.get(`${s.id} ${w}`)?.values;
-            return a && b ? `${fmtMs(median(a))} / ${fmtMs(median(b))}` : 'n/a';
-          }),
-        ]),
-      ),
+      byWorkload((s, w) => {
+        const a = p50.get(`${s.id} ${w}`)?.values;
+        const b = p99.get(`${s.id} ${w}`)?.values;
+        return a && b ? `${fmtMs(median(a))} / ${fmtMs(median(b))}` : 'n/a';
+      }),
     );
     out.push('');
   }
@@ -382,17 +368,11 @@ export function renderResults(r: Results, soak?: SoakResults): string {
   out.push('Answer sizes (bytes of the HTTP body; `sse` = an SSE stream carrying the JSON-RPC message):');
   out.push('');
   out.push(
-    table(
-      ['server', ...r.workloads.map((w) => WORKLOAD_LABEL[w] ?? w)],
-      servers.map((s) => [
-        s.label,
-        ...r.workloads.map((w) => {
-          const p = r.probes.find((x) => x.server === s.id && x.workload === w);
-          if (!p) return 'n/a';
-          return `${p.bytes}${p.contentType === 'text/event-stream' ? ' sse' : ''}`;
-        }),
-      ]),
-    ),
+    byWorkload((s, w) => {
+      const p = r.probes.find((x) => x.server === s.id && x.workload === w);
+      if (!p) return 'n/a';
+      return `${p.bytes}${p.contentType === 'text/event-stream' ? ' sse' : ''}`;
+    }),
   );
   out.push('');
 
