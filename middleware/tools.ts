@@ -471,14 +471,8 @@ export class ToolRegistry {
    */
   async call(params: JsonObject, ctx: CallContext): Promise<CallToolResult> {
     const p = params ?? {};
-    if (typeof p.name !== 'string')
-      throw new McpError(ErrorCode.InvalidParams, 'Invalid params: "name" must be a string');
-    const name = p.name;
-    const rawArgs = p.arguments;
-    if (rawArgs !== undefined && rawArgs !== null && !isObj(rawArgs)) {
-      throw new McpError(ErrorCode.InvalidParams, 'Invalid params: "arguments" must be an object');
-    }
-    const args: JsonObject = isObj(rawArgs) ? rawArgs : {};
+    const args = callArguments(p);
+    const name = p.name as string;
     const started = performance.now();
     const end: Omit<ToolCallEnd, 'outcome' | 'elapsedMs'> & { outcome?: ToolCallOutcome } = {
       name,
@@ -557,17 +551,11 @@ export class ToolRegistry {
   #callNow(params: JsonObject, ctx: CallContext): CallToolResult | Promise<CallToolResult> {
     if (this.#before !== undefined || this.#after !== undefined) return this.call(params, ctx);
     const p = params ?? {};
-    if (typeof p.name !== 'string')
-      throw new McpError(ErrorCode.InvalidParams, 'Invalid params: "name" must be a string');
-    const rawArgs = p.arguments;
-    if (rawArgs !== undefined && rawArgs !== null && !isObj(rawArgs)) {
-      throw new McpError(ErrorCode.InvalidParams, 'Invalid params: "arguments" must be an object');
-    }
-    const actual = resolveThrough(p.name, toolViewsOf(ctx.locals));
+    const args = callArguments(p);
+    const actual = resolveThrough(p.name as string, toolViewsOf(ctx.locals));
     const entry = actual === undefined ? undefined : this.#entries.get(actual);
     // Unknown, hidden or dynamic tools: the general path (its unknown-tool answer lists what this caller sees).
     if (!entry || entry.tool.describe !== undefined) return this.call(params, ctx);
-    const args: JsonObject = isObj(rawArgs) ? rawArgs : {};
     if (entry.validateInput(args) !== true) return invalidArguments(entry.validateInput.errors);
     const called = entry.tool.call(args, ctx);
     if (isThenable(called)) return Promise.resolve(called).then((r) => this.#settle(entry, r, ctx));
@@ -723,6 +711,17 @@ export class ToolRegistry {
       // A broken logger must not break tools/list.
     }
   }
+}
+
+/** The arguments of a `tools/call` (`{}` when absent), after checking that `name` is a string. */
+function callArguments(p: JsonObject): JsonObject {
+  if (typeof p.name !== 'string')
+    throw new McpError(ErrorCode.InvalidParams, 'Invalid params: "name" must be a string');
+  const raw = p.arguments;
+  if (raw !== undefined && raw !== null && !isObj(raw)) {
+    throw new McpError(ErrorCode.InvalidParams, 'Invalid params: "arguments" must be an object');
+  }
+  return isObj(raw) ? raw : {};
 }
 
 /** A `tools/list` result. */
