@@ -30,7 +30,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { RateLimiterRedis } from 'rate-limiter-flexible';
 import { type Refusal, refusal } from '../lib/errors.js';
 import {
   BUDGET_WINDOW_SECONDS,
@@ -172,15 +172,27 @@ interface Windows {
   budget: number;
 }
 
-/** Consume one request; a rejection carrying a RateLimiterRes is the limit, anything else a store failure. */
-async function consumeOne(limiter: RateLimiterRedis, key: string): Promise<RpmResult> {
-  try {
-    await limiter.consume(key, 1);
-    return { ok: true };
-  } catch (e) {
-    if (e instanceof RateLimiterRes) return { ok: false, msBeforeNext: e.msBeforeNext };
-    throw e;
-  }
+type RateLimiterModule = typeof import('rate-limiter-flexible');
+
+/**
+ * rate-limiter-flexible, loaded the first time a Redis store is configured: only the Redis windows use it, and its
+ * index loads every store it has (cluster, Mongo, MySQL, …), ~9 MB of resident memory a memory store never needs.
+ */
+let rateLimiterModule: Promise<RateLimiterModule> | undefined;
+function loadRateLimiter(): Promise<RateLimiterModule> {
+  rateLimiterModule ??= import('rate-limiter-flexible').then(
+    // A CommonJS module imported from ESM may arrive as its namespace's default export only.
+    (m) => ('RateLimiterRedis' in m ? m : (m as { default: RateLimiterModule }).default),
+  );
+  return rateLimiterModule;
+}
+
+/** The Redis windows, built once rate-limiter-flexible has loaded. */
+interface RedisWindows {
+  rpm: RateLimiterRedis | undefined;
+  budget: RateLimiterRedis | undefined;
+  /** rate-limiter-flexible's RateLimiterRes: a rejection carrying one is the limit, anything else a failure. */
+  isLimit(e: unknown): e is { msBeforeNext: number };
 }
 
 /** Idle keys a semaphore keeps at least before dropping them (see {@link MemorySemaphore}). */
@@ -311,8 +323,7 @@ class RedisNotReadyError extends Error {
 
 class RedisBackend implements Backend {
   readonly name = 'redis';
-  private readonly rpm: RateLimiterRedis | undefined;
-  private readonly budget: RateLimiterRedis | undefined;
+  private readonly windows: Promise<RedisWindows>;
   private readonly acquireSha = sha1(ACQUIRE_LUA);
   private readonly renewSha = sha1(RENEW_LUA);
   /** Slots this process holds, per Redis key: renewed on a timer until released. */
@@ -331,24 +342,29 @@ class RedisBackend implements Backend {
     private readonly onRenewError: (e: Error) => void,
   ) {
     const common = { storeClient: client, rejectIfRedisNotReady: true, inMemoryBlockOnConsumed: 0 };
-    this.rpm =
-      w.rpm > 0
-        ? new RateLimiterRedis({
-            ...common,
-            keyPrefix: `${prefix}:rpm`,
-            points: w.rpm,
-            duration: RPM_WINDOW_SECONDS,
-          })
-        : undefined;
-    this.budget =
-      w.budget > 0
-        ? new RateLimiterRedis({
-            ...common,
-            keyPrefix: `${prefix}:budget`,
-            points: w.budget,
-            duration: BUDGET_WINDOW_SECONDS,
-          })
-        : undefined;
+    this.windows = loadRateLimiter().then(({ RateLimiterRedis, RateLimiterRes }) => ({
+      rpm:
+        w.rpm > 0
+          ? new RateLimiterRedis({
+              ...common,
+              keyPrefix: `${prefix}:rpm`,
+              points: w.rpm,
+              duration: RPM_WINDOW_SECONDS,
+            })
+          : undefined,
+      budget:
+        w.budget > 0
+          ? new RateLimiterRedis({
+              ...common,
+              keyPrefix: `${prefix}:budget`,
+              points: w.budget,
+              duration: BUDGET_WINDOW_SECONDS,
+            })
+          : undefined,
+      isLimit: (e: unknown): e is { msBeforeNext: number } => e instanceof RateLimiterRes,
+    }));
+    // A failed load reaches each request through the methods below (a store failure); not an unhandled rejection.
+    this.windows.catch(() => {});
   }
 
   private ready(): void {
@@ -356,16 +372,23 @@ class RedisBackend implements Backend {
   }
 
   async budgetUsed(key: string): Promise<{ used: number; msBeforeNext: number } | null> {
-    const r = await this.budget!.get(key);
+    const r = await (await this.windows).budget!.get(key);
     return r ? { used: r.consumedPoints, msBeforeNext: r.msBeforeNext } : null;
   }
 
   async chargeBudget(key: string, ms: number): Promise<void> {
-    await this.budget!.penalty(key, ms);
+    await (await this.windows).budget!.penalty(key, ms);
   }
 
-  takeRpm(key: string): Promise<RpmResult> {
-    return consumeOne(this.rpm!, key);
+  async takeRpm(key: string): Promise<RpmResult> {
+    const windows = await this.windows;
+    try {
+      await windows.rpm!.consume(key, 1);
+      return { ok: true };
+    } catch (e) {
+      if (windows.isLimit(e)) return { ok: false, msBeforeNext: e.msBeforeNext };
+      throw e;
+    }
   }
 
   /** EVALSHA, loading the script with EVAL when Redis does not know it (first use, or after a restart). */
