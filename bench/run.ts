@@ -10,6 +10,9 @@
  *                                 summarized with `tsx bench/profile.ts <file>`)
  *   npm run bench -- --ablate     the full stack on node:http with one middleware left out per variant
  *                                 (`--base=mcpware-express` for Express); writes bench/.out/RESULTS-ablate.md
+ *   npm run bench -- --instructions
+ *                                 instructions per request of each in-process server's JavaScript, counted
+ *                                 by valgrind (bench/instructions.ts); updates that section of RESULTS.md
  *   npm run bench -- --render     rewrite bench/RESULTS.md from the recorded runs (after editing NOTES.md)
  *
  * Filters and overrides: --servers=a,b  --workloads=legacy-list,modern-call  --connections=32,1
@@ -24,6 +27,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { BUILD, OUT, ROOT, build } from './build.js';
+import { countInstructions, type InstructionResults, valgrindVersion } from './instructions.js';
 import { type LoadResult, runLoad } from './load.js';
 import type { MicroResult } from './micro.js';
 import { RunningServer, SERVERS, type ServerSpec, cpuMs, messageOf, sendOnce, supports } from './procs.js';
@@ -31,7 +35,7 @@ import { type Results, type SoakResults, renderResults } from './report.js';
 import { WORKLOADS, type Workload } from './workloads.js';
 
 interface Args {
-  mode: 'full' | 'quick' | 'soak' | 'ablate';
+  mode: 'full' | 'quick' | 'soak' | 'ablate' | 'instructions';
   servers: ServerSpec[];
   workloads: Workload[];
   connections: number[];
@@ -52,7 +56,15 @@ function parseArgs(argv: string[]): Args {
     return a === undefined ? undefined : a.slice(name.length + 3);
   };
   const has = (name: string): boolean => argv.includes(`--${name}`);
-  const mode = has('soak') ? 'soak' : has('ablate') ? 'ablate' : has('quick') ? 'quick' : 'full';
+  const mode = has('soak')
+    ? 'soak'
+    : has('ablate')
+      ? 'ablate'
+      : has('instructions')
+        ? 'instructions'
+        : has('quick')
+          ? 'quick'
+          : 'full';
   const list = (name: string): string[] | undefined => get(name)?.split(',').filter(Boolean);
   const serverIds = list('servers');
   const workloadIds = list('workloads');
@@ -342,14 +354,37 @@ async function main(): Promise<void> {
   const startedAt = new Date().toISOString();
   const fullJson = path.join(OUT, 'results-full.json');
   const soakJson = path.join(OUT, 'results-soak.json');
+  const instructionsJson = path.join(OUT, 'results-instructions.json');
+  const render = (full: Results, soak: SoakResults | undefined): string =>
+    renderResults(full, soak, readJson<InstructionResults>(instructionsJson));
 
   if (process.argv.includes('--render')) {
     // Rewrite bench/RESULTS.md from the recorded full run and soak (e.g. after editing bench/NOTES.md).
     const full = readJson<Results>(fullJson);
     if (!full) throw new Error(`no full run recorded (${path.relative(ROOT, fullJson)})`);
     const target = args.out ?? path.join(ROOT, 'bench', 'RESULTS.md');
-    fs.writeFileSync(target, renderResults(full, readJson<SoakResults>(soakJson)));
+    fs.writeFileSync(target, render(full, readJson<SoakResults>(soakJson)));
     log(`wrote ${path.relative(ROOT, target)}`);
+    return;
+  }
+
+  if (args.mode === 'instructions') {
+    if (!(await valgrindVersion()))
+      throw new Error('--instructions needs valgrind (apt-get install valgrind)');
+    log('counting instructions per request under valgrind (a few minutes per server)…');
+    const result = await countInstructions(
+      BUILD,
+      args.servers.map((s) => s.id),
+      args.workloads.map((w) => w.id),
+      log,
+    );
+    fs.writeFileSync(instructionsJson, JSON.stringify(result, null, 2));
+    const full = readJson<Results>(fullJson);
+    const target = args.out ?? path.join(ROOT, 'bench', 'RESULTS.md');
+    if (full) {
+      fs.writeFileSync(target, render(full, readJson<SoakResults>(soakJson)));
+      log(`wrote ${path.relative(ROOT, target)} and ${path.relative(ROOT, instructionsJson)}`);
+    } else log(`no full run recorded yet (${path.relative(ROOT, fullJson)}); counts in ${instructionsJson}`);
     return;
   }
 
@@ -377,7 +412,7 @@ async function main(): Promise<void> {
     const full = readJson<Results>(fullJson);
     const target = args.out ?? path.join(ROOT, 'bench', 'RESULTS.md');
     if (full) {
-      fs.writeFileSync(target, renderResults(full, result));
+      fs.writeFileSync(target, render(full, result));
       log(`wrote ${path.relative(ROOT, target)} (full run of ${full.startedAt} + this soak)`);
     } else log(`no full run recorded yet (${path.relative(ROOT, fullJson)}); soak results in ${soakJson}`);
     return;
@@ -436,7 +471,7 @@ async function main(): Promise<void> {
   fs.writeFileSync(json, JSON.stringify(results, null, 2));
   const target =
     args.out ?? (isFull ? path.join(ROOT, 'bench', 'RESULTS.md') : path.join(OUT, `RESULTS-${args.mode}.md`));
-  fs.writeFileSync(target, renderResults(results, readJson<SoakResults>(soakJson)));
+  fs.writeFileSync(target, render(results, readJson<SoakResults>(soakJson)));
   log(`wrote ${path.relative(ROOT, target)} and ${path.relative(ROOT, json)}`);
   const failures = results.runs.filter((r) => !clean(r.load));
   if (failures.length > 0) {

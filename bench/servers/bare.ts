@@ -2,6 +2,7 @@
  * Server 1, the physical limit: bare `node:http` reading the body, parsing it with JSON.parse and answering
  * the fixed JSON-RPC result for its method (the id echoed). No checks of any kind.
  */
+import type { RequestListener } from 'node:http';
 import { eraOf, fixedResult, listen, serveStats } from './common.js';
 
 const answers = new Map<string, string>();
@@ -12,7 +13,8 @@ for (const era of ['legacy', 'modern'] as const) {
   }
 }
 
-listen((req, res) => {
+/** The request listener (exported for the in-process harness, bench/inproc.ts). */
+export const handler: RequestListener = (req, res) => {
   if (serveStats(req, res)) return;
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
@@ -37,4 +39,6 @@ listen((req, res) => {
     res.setHeader('content-length', Buffer.byteLength(text));
     res.end(text);
   });
-}, 'bare');
+};
+
+if (require.main === module) listen(handler, 'bare');

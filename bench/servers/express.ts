@@ -6,7 +6,8 @@ import express from 'express';
 import http from 'node:http';
 import { eraOf, fixedResult, listen, serveStats } from './common.js';
 
-const app = express();
+/** The app (exported for the in-process harness, bench/inproc.ts). */
+export const app = express();
 app.disable('x-powered-by');
 app.get('/__bench/stats', (req, res) => void serveStats(req, res));
 app.post('/mcp', express.json(), (req, res) => {
@@ -26,4 +27,4 @@ app.post('/mcp', express.json(), (req, res) => {
   res.json({ jsonrpc: '2.0', id: body.id, result: fixedResult(eraOf(body), method, text) });
 });
 
-listen(http.createServer(app), 'express');
+if (require.main === module) listen(http.createServer(app), 'express');

@@ -5,9 +5,10 @@ import { listen, serveStats } from './common.js';
 import { fullStack } from './stack.js';
 
 const stack = fullStack('mcpware-express', process.env.BENCH_OUT ?? '.');
-const app = express();
+/** The app (exported for the in-process harness, bench/inproc.ts). */
+export const app = express();
 app.disable('x-powered-by');
 app.get('/__bench/stats', (req, res) => void serveStats(req, res, stack.stats));
 app.use('/mcp', ...stack.middlewares);
 
-listen(http.createServer(app), 'mcpware-express');
+if (require.main === module) listen(http.createServer(app), 'mcpware-express');

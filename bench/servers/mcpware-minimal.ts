@@ -1,4 +1,5 @@
 /** Server 7: mcpware minimal (parse, classifyRevision, dispatch) on bare `node:http` with `compose()`. */
+import type { RequestListener } from 'node:http';
 import { compose } from '../../middleware/compose.js';
 import { listen, serveStats } from './common.js';
 import { minimalStack } from './stack.js';
@@ -6,7 +7,10 @@ import { minimalStack } from './stack.js';
 const stack = minimalStack();
 const chain = compose(stack.middlewares);
 
-listen((req, res) => {
+/** The request listener (exported for the in-process harness, bench/inproc.ts). */
+export const handler: RequestListener = (req, res) => {
   if (serveStats(req, res, stack.stats)) return;
   chain(req, res);
-}, 'mcpware-minimal');
+};
+
+if (require.main === module) listen(handler, 'mcpware-minimal');

@@ -12,6 +12,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { Registry } from 'prom-client';
 import winston from 'winston';
 // One module per middleware, as an application importing `mcpware/audit`, `mcpware/limits`, … loads them: the
@@ -75,9 +76,14 @@ function fileStreamOptions(): { options: { flags: string; highWaterMark: number 
 /**
  * The audit log's winston transport. Default (`BENCH_AUDIT_TRANSPORT=file`): winston's File transport, rotated
  * at 64 MiB so that a 30-minute benchmark cannot fill the disk. `stream`: a Stream transport over a plain
- * fs.WriteStream (no rotation), to compare what the File transport itself costs.
+ * fs.WriteStream (no rotation), to compare what the File transport itself costs. `discard`: a Stream transport
+ * whose lines go nowhere (bench/inproc.ts).
  */
 function auditTransport(filename: string): winston.transport {
+  if (process.env.BENCH_AUDIT_TRANSPORT === 'discard') {
+    // The in-process harness (bench/inproc.ts): winston's whole pipeline, the written lines thrown away, no I/O.
+    return new winston.transports.Stream({ stream: new Writable({ write: (_c, _e, cb) => cb() }) });
+  }
   const stream = fileStreamOptions();
   if (process.env.BENCH_AUDIT_TRANSPORT === 'stream') {
     return new winston.transports.Stream({ stream: fs.createWriteStream(filename, stream.options) });

@@ -1,0 +1,136 @@
+/**
+ * The in-process harness: a benchmark server's own request handler (bench/servers/*, the same code the servers
+ * run) driven with real `IncomingMessage`/`ServerResponse` objects over a socket that throws its writes away, 32
+ * requests in flight. No HTTP parser, no kernel, no load generator: what is left is the JavaScript a request
+ * costs, and under valgrind (bench/instructions.ts) its count of instructions, which the noise of a shared
+ * machine does not move.
+ *
+ *   node <build>/bench/inproc.js <server> <workload> <requests>
+ *
+ * Runs 5,000 requests (warm-up), then `requests` more, and prints one JSON line. Every answer must be a 200 whose
+ * body carries the request's id, or the run fails.
+ */
+import { IncomingMessage, type RequestListener, ServerResponse } from 'node:http';
+import { Duplex } from 'node:stream';
+import { workloadById } from './workloads.js';
+
+/** The servers the harness can drive: those whose handler runs in this process. */
+export const INPROC_SERVERS = [
+  'bare',
+  'express',
+  'mcpware-express',
+  'mcpware-node',
+  'mcpware-minimal',
+] as const;
+export type InprocServer = (typeof INPROC_SERVERS)[number];
+
+/** Enough for V8 to have compiled the hot paths with its optimizing compiler before anything is counted. */
+export const WARMUP_REQUESTS = Number(process.env.BENCH_INPROC_WARMUP ?? 5000);
+const IN_FLIGHT = 32;
+
+/** A socket that accepts every write and never reads: the response goes through node's whole outgoing path. */
+class NullSocket extends Duplex {
+  written = '';
+  override _read(): void {}
+  override _write(chunk: Buffer, _e: unknown, cb: () => void): void {
+    this.written += chunk.toString('latin1');
+    cb();
+  }
+  override _writev(chunks: { chunk: Buffer }[], cb: () => void): void {
+    for (const c of chunks) this.written += c.chunk.toString('latin1');
+    cb();
+  }
+}
+
+function load(server: InprocServer): RequestListener {
+  // The server modules listen only when run as a program; required, they hand over their handler.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const mod = require(`./servers/${server}.js`) as { handler?: RequestListener; app?: RequestListener };
+  const h = mod.handler ?? mod.app;
+  if (typeof h !== 'function') throw new Error(`bench/servers/${server} exports no handler`);
+  return h;
+}
+
+async function main(): Promise<void> {
+  const [server, workloadId, countArg] = process.argv.slice(2);
+  if (!INPROC_SERVERS.includes(server as InprocServer)) {
+    throw new Error(`server must be one of ${INPROC_SERVERS.join(', ')}`);
+  }
+  const count = Number(countArg);
+  if (!Number.isSafeInteger(count) || count <= 0) throw new Error('requests must be a positive integer');
+  const w = workloadById(workloadId ?? '');
+  const handler = load(server as InprocServer);
+  const body = Buffer.from(w.body);
+  const headers: Record<string, string> = { host: '127.0.0.1:1', 'content-length': String(body.length) };
+  for (const [k, v] of Object.entries(w.headers)) headers[k.toLowerCase()] = v;
+  const idText = `"id":${JSON.stringify((JSON.parse(w.body) as { id: unknown }).id)}`;
+
+  let failed = 0;
+  let firstFailure = '';
+  const one = (): Promise<void> =>
+    new Promise((resolve) => {
+      const sock = new NullSocket();
+      const req = new IncomingMessage(sock as never);
+      req.method = 'POST';
+      req.url = '/mcp';
+      req.headers = { ...headers };
+      req.httpVersionMajor = 1;
+      req.httpVersionMinor = 1;
+      req.httpVersion = '1.1';
+      const res = new ServerResponse(req);
+      res.assignSocket(sock as never);
+      res.on('finish', () => {
+        if (res.statusCode !== 200 || !sock.written.includes(idText)) {
+          failed++;
+          firstFailure ||= sock.written.slice(0, 300);
+        }
+        res.detachSocket(sock as never);
+        resolve();
+      });
+      handler(req, res);
+      req.push(body);
+      req.push(null);
+      req.complete = true;
+    });
+
+  const run = async (n: number): Promise<void> => {
+    let started = 0;
+    const lane = async (): Promise<void> => {
+      while (started < n) {
+        started++;
+        await one();
+        // Let setImmediate work run (the audit's uncork), as an event loop serving sockets would.
+        if (started % IN_FLIGHT === 0) await new Promise((r) => setImmediate(r));
+      }
+    };
+    await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
+  };
+
+  await run(WARMUP_REQUESTS);
+  const cpu = process.cpuUsage();
+  await run(count);
+  const used = process.cpuUsage(cpu);
+  const out = {
+    server,
+    workload: w.id,
+    requests: count,
+    failed,
+    cpuUsPerRequest: (used.user + used.system) / count,
+  };
+  process.stdout.write(JSON.stringify(out) + '\n');
+  if (failed > 0) {
+    process.stderr.write(
+      `${failed} answers were not a 200 carrying the request's id; first: ${firstFailure}\n`,
+    );
+    process.exitCode = 1;
+  }
+  // Timers of the stacks (limiter windows, metrics) must not keep a finished run alive.
+  setImmediate(() => process.exit());
+}
+
+if (require.main === module) {
+  main().catch((e: unknown) => {
+    process.stderr.write(`inproc failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,121 @@
+/**
+ * `npm run bench -- --instructions`: how many machine instructions a request costs each server's JavaScript,
+ * counted by valgrind's callgrind while the in-process harness (bench/inproc.ts) drives the server's own
+ * handler. Timings on a shared 2-core VM move by ±15 % from one minute to the next; these counts repeat within
+ * a few per cent, so they show what a change to the code did when the load tests cannot.
+ *
+ * Each server × workload runs twice, with `SMALL` and `LARGE` requests after the same warm-up; the difference of
+ * the two totals over the difference of the requests is the count per request (start-up, module loading and
+ * the warm-up cancel out). `--single-threaded` keeps V8's garbage collector and compiler on the main thread,
+ * so their work is counted too, and the young generation has a fixed size (16 MB semi-spaces, what V8 grows it to
+ * under load), so that the collector's schedule does not depend on how fast valgrind runs. What is not in the count: node's HTTP parser, the kernel and
+ * the load generator, which the load tests measure, and the cost of cache misses, which instructions do not show.
+ */
+import { spawn } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { INPROC_SERVERS, type InprocServer } from './inproc.js';
+
+export interface InstructionResults {
+  startedAt: string;
+  finishedAt: string;
+  valgrind: string;
+  node: string;
+  requests: [number, number];
+  rows: { server: InprocServer; workload: string; perRequest: number; totals: [number, number] }[];
+}
+
+const SMALL = 2000;
+/** What V8 grows the young generation to under load anyway (`--trace-gc`: within half a second of load). */
+const SEMI_SPACE_MB = 16;
+const LARGE = 8000;
+
+function run(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; out: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? 1, out }));
+  });
+}
+
+/** valgrind's version, or undefined when it is not installed. */
+export async function valgrindVersion(): Promise<string | undefined> {
+  try {
+    const r = await run('valgrind', ['--version'], process.env);
+    return r.code === 0 ? r.out.trim() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function count(
+  build: string,
+  server: InprocServer,
+  workload: string,
+  requests: number,
+): Promise<number> {
+  const args = [
+    '--tool=callgrind',
+    '--callgrind-out-file=/dev/null',
+    // V8 writes the code it compiles into memory valgrind must re-read.
+    '--smc-check=all-non-file',
+    process.execPath,
+    '--single-threaded',
+    // A young generation of fixed size: V8 otherwise sizes it from allocation rates measured against the clock,
+    // which valgrind slows unevenly, and the same count then came out anywhere from 129 to 219 thousand.
+    `--min-semi-space-size=${SEMI_SPACE_MB}`,
+    `--max-semi-space-size=${SEMI_SPACE_MB}`,
+    path.join(build, 'bench', 'inproc.js'),
+    server,
+    workload,
+    String(requests),
+  ];
+  // The audit logger writes through winston's whole pipeline into a stream that drops the lines: no file I/O
+  // (the thread pool would run outside the count).
+  const env = { ...process.env, BENCH_AUDIT_TRANSPORT: 'discard', BENCH_OUT: os.tmpdir() };
+  const r = await run('valgrind', args, env);
+  const m = /I\s+refs:\s+([\d,]+)/.exec(r.out);
+  if (r.code !== 0 || !m)
+    throw new Error(`${server} ${workload} (${requests} requests) failed:\n${r.out.slice(-2000)}`);
+  return Number(m[1]!.replaceAll(',', ''));
+}
+
+export async function countInstructions(
+  build: string,
+  servers: readonly string[],
+  workloads: readonly string[],
+  log: (line: string) => void,
+): Promise<InstructionResults> {
+  const startedAt = new Date().toISOString();
+  const chosen = INPROC_SERVERS.filter((s) => servers.includes(s));
+  const jobs = chosen.flatMap((server) => workloads.map((workload) => ({ server, workload })));
+  const rows: InstructionResults['rows'] = [];
+  // One valgrind per core: each runs single-threaded.
+  const lanes = Math.max(1, os.availableParallelism());
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < jobs.length) {
+      const { server, workload } = jobs[next++]!;
+      const small = await count(build, server, workload, SMALL);
+      const large = await count(build, server, workload, LARGE);
+      const perRequest = Math.round((large - small) / (LARGE - SMALL));
+      rows.push({ server, workload, perRequest, totals: [small, large] });
+      log(`  ${server} ${workload}: ${perRequest.toLocaleString('en')} instructions per request`);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(lanes, jobs.length) }, lane));
+  const order = (r: (typeof rows)[number]): number =>
+    chosen.indexOf(r.server) * 100 + workloads.indexOf(r.workload);
+  rows.sort((a, b) => order(a) - order(b));
+  return {
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    valgrind: (await valgrindVersion()) ?? 'unknown',
+    node: process.version,
+    requests: [SMALL, LARGE],
+    rows,
+  };
+}
