@@ -6,10 +6,11 @@
  *
  * Each server × workload runs twice, with `SMALL` and `LARGE` requests after the same warm-up; the difference of
  * the two totals over the difference of the requests is the count per request (start-up, module loading and
- * the warm-up cancel out). `--single-threaded` keeps V8's garbage collector and compiler on the main thread,
- * so their work is counted too, and the young generation has a fixed size (16 MB semi-spaces, what V8 grows it to
- * under load), so that the collector's schedule does not depend on how fast valgrind runs. What is not in the count: node's HTTP parser, the kernel and
- * the load generator, which the load tests measure, and the cost of cache misses, which instructions do not show.
+ * the warm-up cancel out). `--single-threaded` keeps V8's garbage collector and compiler on the main thread, so
+ * their work is counted too, and the young generation has a fixed size (16 MB semi-spaces, what V8 grows it to
+ * under load), so that the collector's schedule does not depend on how fast valgrind runs. What is not in the
+ * count: node's HTTP parser, the kernel and the load generator, which the load tests measure, and the cost of
+ * cache misses, which instructions do not show.
  */
 import { spawn } from 'node:child_process';
 import os from 'node:os';

@@ -176,7 +176,8 @@ type RateLimiterModule = typeof import('rate-limiter-flexible');
 
 /**
  * rate-limiter-flexible, loaded the first time a Redis store is configured: only the Redis windows use it, and its
- * index loads every store it has (cluster, Mongo, MySQL, …), ~9 MB of resident memory a memory store never needs.
+ * index loads every store it has (cluster, Mongo, MySQL, …): ~10 MB of resident memory in a process that loads
+ * nothing else, which a memory store never needs.
  */
 let rateLimiterModule: Promise<RateLimiterModule> | undefined;
 function loadRateLimiter(): Promise<RateLimiterModule> {

@@ -1,7 +1,7 @@
 /**
  * rate-limiter-flexible is loaded only when a Redis store is configured: the memory store never needs it, and its
- * index loads every store it ships (~9 MB of resident memory). The real module is loaded through a counting
- * wrapper, in a module registry of this test's own.
+ * index loads every store it ships. The real module is loaded through a counting wrapper, in a module registry of
+ * this test's own.
  */
 import Redis from 'ioredis';
 import type * as LimitsModule from '../../middleware/limits';
