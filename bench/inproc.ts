@@ -2,8 +2,8 @@
  * The in-process harness: a benchmark server's own request handler (bench/servers/*, the same code the servers
  * run) driven with real `IncomingMessage`/`ServerResponse` objects over a socket that throws its writes away, 32
  * requests in flight. No HTTP parser, no kernel, no load generator: what is left is the JavaScript a request
- * costs, and under valgrind (bench/instructions.ts) its count of instructions, which the noise of a shared
- * machine does not move.
+ * costs, and under valgrind (bench/instructions.ts) its count of instructions, which a shared machine's load
+ * does not change.
  *
  *   node <build>/bench/inproc.js <server> <workload> <requests>
  *

@@ -530,7 +530,7 @@ function renderInstructions(r: Results, instr: InstructionResults): string[] {
       'what V8 grows it to under load), so that ' +
       "the collector's schedule does not depend on how fast valgrind runs. Not counted: the HTTP parser, the " +
       'kernel and the load generator, which the load tests include; and cache misses. Repeated counts agree ' +
-      "within a few per cent, where this VM's timings move by ±15 %.",
+      'within ~1 % for the small servers and ~10 % for the full stack (bench/NOTES.md).',
   );
   out.push('');
   out.push(
