@@ -2,7 +2,7 @@
  * `npm run bench -- --instructions`: how many machine instructions a request costs each server's JavaScript,
  * counted by valgrind's callgrind while the in-process harness (bench/inproc.ts) drives the server's own
  * handler. Timings on a shared 2-core VM move by ±15 % from one minute to the next; these counts repeat within
- * ~1 % for the small servers and ~10 % for the full stack (the garbage collector's work still falls unevenly),
+ * ~1 % for bare node:http, ~4 % for the minimal stack and ~10 % for the full stack (the garbage collector's work still falls unevenly),
  * with no load generator and no kernel in them.
  *
  * Each server × workload runs twice, with `SMALL` and `LARGE` requests after the same warm-up; the difference of

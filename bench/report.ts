@@ -530,7 +530,7 @@ function renderInstructions(r: Results, instr: InstructionResults): string[] {
       'what V8 grows it to under load), so that ' +
       "the collector's schedule does not depend on how fast valgrind runs. Not counted: the HTTP parser, the " +
       'kernel and the load generator, which the load tests include; and cache misses. Repeated counts agree ' +
-      'within ~1 % for the small servers and ~10 % for the full stack (bench/NOTES.md).',
+      'within ~1 % for bare node:http, ~4 % for the minimal stack and ~10 % for the full stack (bench/NOTES.md).',
   );
   out.push('');
   out.push(
