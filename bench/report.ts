@@ -178,6 +178,15 @@ const TARGETS: Target[] = [
   { name: 'minimal on node:http ≥ 0.7 × bare node:http', a: 'mcpware-minimal', b: 'bare', min: 0.7 },
 ];
 
+/** "young / old used" in MB from a server's `/__bench/stats` (V8's heap spaces), or n/a. */
+function heapSpaces(stats: Record<string, unknown>): string {
+  const sp = stats.heapSpaces as Record<string, { size: number; used: number }> | undefined;
+  const young = sp?.new_space?.size;
+  const old = sp?.old_space?.used;
+  if (young === undefined || old === undefined) return 'n/a';
+  return `${(young / 2 ** 20).toFixed(1)} / ${(old / 2 ** 20).toFixed(1)} MB`;
+}
+
 function soakVerdict(s: SoakResults['servers'][number]): { growthMb: number; flat: boolean; slope: number } {
   const samples = s.samples;
   const first = samples.filter((x) => x.t <= 10).map((x) => x.rssKb);
@@ -402,8 +411,10 @@ export function renderResults(r: Results, soak?: SoakResults, instr?: Instructio
         `${soak.soakWarmupS ?? 3} s warm-up of the same load (V8 sizes its heap in the first seconds). RSS ` +
         `sampled every second; flat means the median of the last 10 s is at most ${FLAT_TOLERANCE_MB} MB above ` +
         'the median of the first 10 s. The counters come from the server itself (`/__bench/stats`): limiter ' +
-        'slot keys still held, metric series, and the audit backlog (records queued in the winston logger / ' +
-        'bytes waiting in its file streams), at the start and at the end of the soak.',
+        'slot keys still held, metric series, the audit backlog (records queued in the winston logger / ' +
+        "bytes waiting in its file streams), and V8's heap: the size of one of the young generation's two " +
+        'semi-spaces (V8 grows them with the bytes that survive its collections, up to 16 MB each) and what the ' +
+        'old space holds (live data and garbage not yet collected), at the start and at the end of the soak.',
     );
     out.push('');
     out.push(
@@ -418,6 +429,7 @@ export function renderResults(r: Results, soak?: SoakResults, instr?: Instructio
           'limiter slot keys',
           'metric series',
           'audit backlog (records / bytes)',
+          'V8 semi-space / old space used',
         ],
         soak.servers.map((s) => {
           const v = soakVerdict(s);
@@ -440,6 +452,7 @@ export function renderResults(r: Results, soak?: SoakResults, instr?: Instructio
             `${st(s.statsBefore, 'metricSeries')} → ${st(s.statsAfter, 'metricSeries')}`,
             `${st(s.statsBefore, 'auditQueued')} / ${st(s.statsBefore, 'auditBytes')} → ` +
               `${st(s.statsAfter, 'auditQueued')} / ${st(s.statsAfter, 'auditBytes')}`,
+            `${heapSpaces(s.statsBefore)} → ${heapSpaces(s.statsAfter)}`,
           ];
         }),
       ),

@@ -4,8 +4,8 @@
  *   npm run bench                 full run: warm-up, 3 interleaved repetitions of 10 s per server × workload ×
  *                                 connections, micro-benchmarks; writes bench/RESULTS.md (~30 min)
  *   npm run bench -- --quick      development run: 1 repetition of 2 s; writes bench/.out/RESULTS-quick.md
- *   npm run bench -- --soak       60 s mixed load on both full stacks, RSS sampled every second; updates the
- *                                 soak section of bench/RESULTS.md
+ *   npm run bench -- --soak       60 s mixed load on both full stacks after a 30 s warm-up, RSS sampled every
+ *                                 second; updates the soak section of bench/RESULTS.md
  *   npm run bench -- --profile    also start every server with --cpu-prof (profiles in bench/.out/profiles,
  *                                 summarized with `tsx bench/profile.ts <file>`)
  *   npm run bench -- --ablate     the full stack on node:http with one middleware left out per variant
@@ -92,7 +92,9 @@ function parseArgs(argv: string[]): Args {
     profile: has('profile'),
     out: get('out'),
     soakS: num('soak-duration', 60),
-    soakWarmupS: num('soak-warmup', 10),
+    // 30 s: under saturation V8 takes ~20–30 s to size its young generation (it grows it with the bytes that
+    // survive its collections); the soak measures what comes after. `--soak-warmup=S` to change it.
+    soakWarmupS: num('soak-warmup', 30),
   };
 }
 

@@ -3,6 +3,7 @@
  * `/__bench/stats` endpoint the runner polls, and the fixed answers of the baseline servers.
  */
 import http, { type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
+import v8 from 'node:v8';
 import type { AddressInfo } from 'node:net';
 import {
   ECHO_INPUT_SCHEMA,
@@ -24,7 +25,11 @@ export function serveStats(req: IncomingMessage, res: ServerResponse, extra?: St
   if (req.method !== 'GET' || req.url !== STATS_PATH) return false;
   Promise.resolve(extra ? extra() : {}).then(
     (more) => {
-      const body = JSON.stringify({ memory: process.memoryUsage(), ...more });
+      // The V8 heap by space: the young generation's size is V8's choice, the old space's use is what lives on.
+      const heapSpaces: Record<string, { size: number; used: number }> = {};
+      for (const sp of v8.getHeapSpaceStatistics())
+        heapSpaces[sp.space_name] = { size: sp.space_size, used: sp.space_used_size };
+      const body = JSON.stringify({ memory: process.memoryUsage(), heapSpaces, ...more });
       res.statusCode = 200;
       res.setHeader('content-type', 'application/json');
       res.end(body);

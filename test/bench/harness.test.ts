@@ -98,13 +98,17 @@ describe('every benchmark server answers every workload it supports', () => {
     },
   );
 
-  test('the full stack serves its counters to the soak (limiter slots, metric series, audit backlog)', async () => {
+  test('the full stack serves its counters to the soak (limiter slots, metric series, audit backlog, V8 heap)', async () => {
     const stats = await server('mcpware-node').stats();
     expect(stats).toMatchObject({
       limits: { memorySlotKeys: expect.any(Number) },
       metricSeries: expect.any(Number),
       auditQueued: expect.any(Number),
       auditBytes: expect.any(Number),
+      heapSpaces: {
+        new_space: { size: expect.any(Number), used: expect.any(Number) },
+        old_space: { size: expect.any(Number), used: expect.any(Number) },
+      },
     });
   });
 

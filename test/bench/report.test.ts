@@ -121,6 +121,11 @@ describe('bench report: target verdicts', () => {
 });
 
 describe('bench report: soak flatness', () => {
+  /** V8's heap spaces as `/__bench/stats` reports them, sizes in MB. */
+  const spaces = (semiMb: number, oldUsedMb: number): Record<string, { size: number; used: number }> => ({
+    new_space: { size: semiMb * 2 ** 20, used: 0 },
+    old_space: { size: 2 * oldUsedMb * 2 ** 20, used: oldUsedMb * 2 ** 20 },
+  });
   /** 60 one-second samples: `start` MB for the first 10 s, rising linearly to `end` MB in the last 10 s. */
   function soak(startMb: number, endMb: number): SoakResults {
     const samples = Array.from({ length: 60 }, (_, i) => {
@@ -140,8 +145,8 @@ describe('bench report: soak flatness', () => {
           load: load(5_000),
           samples,
           hwmKb: endMb * 1024,
-          statsBefore: { limits: { memorySlotKeys: 0 }, metricSeries: 93 },
-          statsAfter: { limits: { memorySlotKeys: 0 }, metricSeries: 93 },
+          statsBefore: { limits: { memorySlotKeys: 0 }, metricSeries: 93, heapSpaces: spaces(4, 12) },
+          statsAfter: { limits: { memorySlotKeys: 0 }, metricSeries: 93, heapSpaces: spaces(16, 12.5) },
         },
       ],
     };
@@ -164,5 +169,6 @@ describe('bench report: soak flatness', () => {
     const md = renderResults(results({ bare: [1] }), soak(95, 96));
     const line = md.split('\n').find((l) => l.startsWith('| mcpware-node | 5,000'));
     expect(line).toContain('| 0 → 0 | 93 → 93 |');
+    expect(line).toContain('| 4.0 / 12.0 MB → 16.0 / 12.5 MB |');
   });
 });
