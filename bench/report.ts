@@ -178,7 +178,7 @@ const TARGETS: Target[] = [
   { name: 'minimal on node:http ≥ 0.7 × bare node:http', a: 'mcpware-minimal', b: 'bare', min: 0.7 },
 ];
 
-/** "young / old used" in MB from a server's `/__bench/stats` (V8's heap spaces), or n/a. */
+/** "young generation size / old space used" in MB from a server's `/__bench/stats` (V8's heap spaces), or n/a. */
 function heapSpaces(stats: Record<string, unknown>): string {
   const sp = stats.heapSpaces as Record<string, { size: number; used: number }> | undefined;
   const young = sp?.new_space?.size;
@@ -408,13 +408,13 @@ export function renderResults(r: Results, soak?: SoakResults, instr?: Instructio
     out.push(
       `Run on ${soak.startedAt} (load average before ${soak.loadBefore.map((x) => x.toFixed(2)).join(' / ')}). ` +
         'Mixed load: every connection sends the four workloads in turn, 32 connections, after a ' +
-        `${soak.soakWarmupS ?? 3} s warm-up of the same load (V8 sizes its heap in the first seconds). RSS ` +
+        `${soak.soakWarmupS ?? 3} s warm-up of the same load (under saturation V8 sizes its young generation over the first ~30 s). RSS ` +
         `sampled every second; flat means the median of the last 10 s is at most ${FLAT_TOLERANCE_MB} MB above ` +
         'the median of the first 10 s. The counters come from the server itself (`/__bench/stats`): limiter ' +
         'slot keys still held, metric series, the audit backlog (records queued in the winston logger / ' +
-        "bytes waiting in its file streams), and V8's heap: the size of one of the young generation's two " +
-        'semi-spaces (V8 grows them with the bytes that survive its collections, up to 16 MB each) and what the ' +
-        'old space holds (live data and garbage not yet collected), at the start and at the end of the soak.',
+        "bytes waiting in its file streams), and V8's heap: the young generation's size (its two semi-spaces; V8 " +
+        'grows them with the bytes that survive its collections, up to 16 MB each) and what the old space holds ' +
+        '(live data and garbage not yet collected), at the start and at the end of the soak.',
     );
     out.push('');
     out.push(
@@ -429,7 +429,7 @@ export function renderResults(r: Results, soak?: SoakResults, instr?: Instructio
           'limiter slot keys',
           'metric series',
           'audit backlog (records / bytes)',
-          'V8 semi-space / old space used',
+          'V8 young generation / old space used',
         ],
         soak.servers.map((s) => {
           const v = soakVerdict(s);

@@ -25,7 +25,7 @@ export function serveStats(req: IncomingMessage, res: ServerResponse, extra?: St
   if (req.method !== 'GET' || req.url !== STATS_PATH) return false;
   Promise.resolve(extra ? extra() : {}).then(
     (more) => {
-      // The V8 heap by space: the young generation's size is V8's choice, the old space's use is what lives on.
+      // V8's heap by space: `new_space` is the young generation (V8 sizes it), the old space holds what lives on.
       const heapSpaces: Record<string, { size: number; used: number }> = {};
       for (const sp of v8.getHeapSpaceStatistics())
         heapSpaces[sp.space_name] = { size: sp.space_size, used: sp.space_used_size };

@@ -122,8 +122,8 @@ describe('bench report: target verdicts', () => {
 
 describe('bench report: soak flatness', () => {
   /** V8's heap spaces as `/__bench/stats` reports them, sizes in MB. */
-  const spaces = (semiMb: number, oldUsedMb: number): Record<string, { size: number; used: number }> => ({
-    new_space: { size: semiMb * 2 ** 20, used: 0 },
+  const spaces = (youngMb: number, oldUsedMb: number): Record<string, { size: number; used: number }> => ({
+    new_space: { size: youngMb * 2 ** 20, used: 0 },
     old_space: { size: 2 * oldUsedMb * 2 ** 20, used: oldUsedMb * 2 ** 20 },
   });
   /** 60 one-second samples: `start` MB for the first 10 s, rising linearly to `end` MB in the last 10 s. */
