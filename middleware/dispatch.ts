@@ -967,10 +967,6 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     }
   }
 
-  function makeContext(call: Call, round: RoundInput): CallContext {
-    return new HandlerContext(call, round);
-  }
-
   function buildInputRequired(
     call: Call,
     params: JsonObject,
@@ -1316,7 +1312,7 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
       await bound.fn.call(
         bound.obj,
         mcp.params ?? {},
-        makeContext(openCall(reply), { params: mcp.params ?? {} }),
+        new HandlerContext(openCall(reply), { params: mcp.params ?? {} }),
       );
     } catch (err) {
       logFailure(`dispatch: notification handler for ${clip(method)} failed`, err, { method: clip(method) });
@@ -1374,7 +1370,7 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     /** One round: the round's MRTR members are read from the params (client retries) or given (legacy rounds). */
     const invoke = (params: JsonObject, given?: RoundInput): unknown => {
       const round = given ?? readRound(call, params);
-      const ctx = makeContext(call, round);
+      const ctx = new HandlerContext(call, round);
       if (views.length > 0 && key === TOOLS_CALL) {
         const name = params.name;
         const actual = typeof name === 'string' ? resolveThrough(name, views) : undefined;

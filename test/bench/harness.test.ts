@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { build, CACHE, ROOT } from '../../bench/build';
-import { runLoad } from '../../bench/load';
+import { type LoadResult, runLoad } from '../../bench/load';
 import { messageOf, RunningServer, SERVERS, sendOnce, supports } from '../../bench/procs';
 import { WORKLOADS, workloadById } from '../../bench/workloads';
 
@@ -138,8 +138,8 @@ describe('the load generator checks every answer', () => {
     expect(r.p99).toBeGreaterThanOrEqual(r.p50);
   });
 
-  /** A server answering every request with `status` and `body`. */
-  async function fake(status: number, body: string): Promise<http.Server> {
+  /** One second of load on a server answering every request with `status` and `body`. */
+  async function loadAgainst(status: number, body: string): Promise<LoadResult> {
     const s = http.createServer((req, res) => {
       req.resume();
       req.on('end', () => {
@@ -149,7 +149,15 @@ describe('the load generator checks every answer', () => {
       });
     });
     await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-    return s;
+    try {
+      return await runLoad(workloadById('modern-call'), {
+        port: (s.address() as AddressInfo).port,
+        connections: 2,
+        durationS: 1,
+      });
+    } finally {
+      await new Promise((resolve) => s.close(resolve));
+    }
   }
 
   test.each([
@@ -161,35 +169,17 @@ describe('the load generator checks every answer', () => {
     ],
     ['a result without the echoed text', 200, '{"jsonrpc":"2.0","id":2,"result":{"content":[]}}'],
   ])('%s counts as a mismatch on every answer', async (_name, status, body) => {
-    const s = await fake(status, body);
-    try {
-      const r = await runLoad(workloadById('modern-call'), {
-        port: (s.address() as AddressInfo).port,
-        connections: 2,
-        durationS: 1,
-      });
-      expect(r.total).toBeGreaterThan(0);
-      expect(r.mismatches).toBe(r.total);
-    } finally {
-      await new Promise((resolve) => s.close(resolve));
-    }
+    const r = await loadAgainst(status, body);
+    expect(r.total).toBeGreaterThan(0);
+    expect(r.mismatches).toBe(r.total);
   });
 
   test('an HTTP error status counts as non-2xx', async () => {
-    const s = await fake(
+    const r = await loadAgainst(
       500,
       '{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"hello from the bench"}]}}',
     );
-    try {
-      const r = await runLoad(workloadById('modern-call'), {
-        port: (s.address() as AddressInfo).port,
-        connections: 2,
-        durationS: 1,
-      });
-      expect(r.total).toBeGreaterThan(0);
-      expect(r.non2xx).toBe(r.total);
-    } finally {
-      await new Promise((resolve) => s.close(resolve));
-    }
+    expect(r.total).toBeGreaterThan(0);
+    expect(r.non2xx).toBe(r.total);
   });
 });
