@@ -408,7 +408,8 @@ export function renderResults(r: Results, soak?: SoakResults, instr?: Instructio
     out.push(
       `Run on ${soak.startedAt} (load average before ${soak.loadBefore.map((x) => x.toFixed(2)).join(' / ')}). ` +
         'Mixed load: every connection sends the four workloads in turn, 32 connections, after a ' +
-        `${soak.soakWarmupS ?? 3} s warm-up of the same load (under saturation V8 sizes its young generation over the first ~30 s). RSS ` +
+        `${soak.soakWarmupS ?? 3} s warm-up of the same load (under saturation V8 sizes its young generation ` +
+        'over the first ~30 s). RSS ' +
         `sampled every second; flat means the median of the last 10 s is at most ${FLAT_TOLERANCE_MB} MB above ` +
         'the median of the first 10 s. The counters come from the server itself (`/__bench/stats`): limiter ' +
         'slot keys still held, metric series, the audit backlog (records queued in the winston logger / ' +
