@@ -75,33 +75,138 @@ function foldKey(k: string): string {
 /**
  * One open container while scanning. Frames are pooled per nesting depth and reused across calls (scanning is
  * synchronous, so calls never interleave): a body of a few dozen containers would otherwise allocate a frame
- * and a name list for each. The member names of an object live in a small array, compared linearly (JSON-RPC
- * objects have a handful of members); past {@link SMALL_OBJECT} names a Set takes over.
+ * and a name list for each.
+ *
+ * An object's member names are kept as positions in the text (`starts`/`ends`, the key's characters between
+ * the quotes) and compared there, character by character: a JSON-RPC object has a handful of members, and
+ * copying each name out of the text (and lower-casing the envelope's) cost more than the comparisons. A name is
+ * made into a string only when it holds an escape (`names[k]`, its decoded value), when two names compared
+ * case-folded differ past ASCII (or differ in length in a text holding U+0130), and past {@link SMALL_OBJECT}
+ * names, where a Set of the (folded) names takes over.
  */
 const SMALL_OBJECT = 16;
 interface Frame {
   obj: boolean;
   /** Path role for folding: 0 = none, 1 = envelope, 2 = params, 3 = params._meta. */
   role: number;
-  /** The last key read in this object (to give roles to children). */
-  lastKey: string | undefined;
-  names: string[];
+  /** How many member names are in `starts`/`ends` (at most SMALL_OBJECT + 1; the Set holds the rest). */
+  count: number;
+  starts: number[];
+  ends: number[];
+  /** The decoded name where it differs from the text (an escaped name); empty when no name was escaped. */
+  names: (string | undefined)[];
   set: Set<string> | undefined;
+  /** Whether `names` holds a decoded name from this scan (emptied when the scan ends). */
+  decoded: boolean;
+  /** The last member name read in this object (to give roles to children): its position, -1 for none. */
+  lastStart: number;
+  lastEnd: number;
+  lastName: string | undefined;
 }
 const framePool: Frame[] = [];
 
-/** Add `k` to the frame's names; false when it was already there. */
-function addName(f: Frame, k: string): boolean {
+function newFrame(): Frame {
+  return {
+    obj: false,
+    role: 0,
+    count: 0,
+    starts: [],
+    ends: [],
+    names: [],
+    set: undefined,
+    decoded: false,
+    lastStart: -1,
+    lastEnd: -1,
+    lastName: undefined,
+  };
+}
+
+/** Name `k` of the frame as a string: decoded when it was escaped, case-folded in a folding role. */
+function keyAt(text: string, f: Frame, k: number): string {
+  const name = f.names[k] ?? text.slice(f.starts[k], f.ends[k]);
+  return f.role > 0 ? foldKey(name) : name;
+}
+
+/** Is the name between `start` and `end` (`decoded` when escaped) exactly `word` (an ASCII word)? */
+function nameIs(
+  text: string,
+  start: number,
+  end: number,
+  decoded: string | undefined,
+  word: string,
+): boolean {
+  if (decoded !== undefined) return decoded === word;
+  return end - start === word.length && text.startsWith(word, start);
+}
+
+/** Is the object's last member name exactly `word`? */
+function lastIs(text: string, f: Frame, word: string): boolean {
+  return f.lastStart >= 0 && nameIs(text, f.lastStart, f.lastEnd, f.lastName, word);
+}
+
+/**
+ * Whether the text being scanned holds U+0130 (İ): the one character whose lower case is longer than itself
+ * (`i` and U+0307), so the only way two names of different lengths can fold alike. Computed on first need, per
+ * scan (-1: not yet).
+ */
+let dottedCapitalI = -1;
+
+/** Do names `a` and `b` of the frame collide (exactly, or case-folded in a folding role)? */
+function sameName(text: string, f: Frame, a: number, b: number): boolean {
+  const folded = f.role > 0;
+  if (f.names[a] !== undefined || f.names[b] !== undefined) return keyAt(text, f, a) === keyAt(text, f, b);
+  let i = f.starts[a]!;
+  let j = f.starts[b]!;
+  const len = f.ends[a]! - i;
+  if (f.ends[b]! - j !== len) {
+    if (!folded) return false;
+    if (dottedCapitalI < 0) dottedCapitalI = text.indexOf('\u0130') >= 0 ? 1 : 0;
+    return dottedCapitalI === 1 && keyAt(text, f, a) === keyAt(text, f, b);
+  }
+  for (const end = i + len; i < end; i++, j++) {
+    let x = text.charCodeAt(i);
+    let y = text.charCodeAt(j);
+    if (x === y) continue;
+    if (!folded) return false;
+    // Past ASCII, folding is Unicode's (the Kelvin sign folds to an ASCII "k"): compare the folded names.
+    if (x > 0x7f || y > 0x7f) return keyAt(text, f, a) === keyAt(text, f, b);
+    // Two ASCII characters after an identical prefix: they decide.
+    if (x >= 0x41 && x <= 0x5a) x += 0x20;
+    if (y >= 0x41 && y <= 0x5a) y += 0x20;
+    if (x !== y) return false;
+  }
+  return true;
+}
+
+/**
+ * Add the member name found between `start` and `end` (`decoded` when it holds an escape) to the object's
+ * names; false when the object already has it.
+ */
+function addName(text: string, f: Frame, start: number, end: number, decoded: string | undefined): boolean {
+  f.lastStart = start;
+  f.lastEnd = end;
+  f.lastName = decoded;
   const set = f.set;
   if (set !== undefined) {
-    if (set.has(k)) return false;
-    set.add(k);
+    const name = decoded ?? text.slice(start, end);
+    const key = f.role > 0 ? foldKey(name) : name;
+    if (set.has(key)) return false;
+    set.add(key);
     return true;
   }
-  const list = f.names;
-  for (let i = 0; i < list.length; i++) if (list[i] === k) return false;
-  list.push(k);
-  if (list.length > SMALL_OBJECT) f.set = new Set(list);
+  const k = f.count++;
+  f.starts[k] = start;
+  f.ends[k] = end;
+  if (decoded !== undefined) {
+    f.names[k] = decoded;
+    f.decoded = true;
+  } else if (k < f.names.length) f.names[k] = undefined;
+  for (let i = 0; i < k; i++) if (sameName(text, f, i, k)) return false;
+  if (f.count > SMALL_OBJECT) {
+    const all = new Set<string>();
+    for (let i = 0; i < f.count; i++) all.add(keyAt(text, f, i));
+    f.set = all;
+  }
   return true;
 }
 
@@ -136,10 +241,11 @@ interface ScanProblem {
 
 /**
  * Scan valid JSON text for depth and duplicate member names without recursion. Returns the first problem.
- * In the envelope (depth 1), `params` (2) and `params._meta` (3) names are stored case-folded: an exact
- * duplicate is also a folded one, so one list catches both.
+ * In the envelope (depth 1), `params` (2) and `params._meta` (3) names are compared case-folded: an exact
+ * duplicate is also a folded one, so one comparison catches both.
  */
 function scanText(text: string, maxDepth: number): ScanProblem | undefined {
+  dottedCapitalI = -1;
   let depth = 0;
   /** The deepest level used: frames below it are emptied on the way out. */
   let high = 0;
@@ -174,15 +280,16 @@ function scanText(text: string, maxDepth: number): ScanProblem | undefined {
       if (expectKey && depth > 0) {
         const top = framePool[depth - 1]!;
         if (top.obj) {
-          const key = escaped ? (JSON.parse(text.slice(i, j + 1)) as string) : text.slice(start, j);
-          if (key === '__proto__')
+          const decoded = escaped ? (JSON.parse(text.slice(i, j + 1)) as string) : undefined;
+          if (nameIs(text, start, j, decoded, '__proto__'))
             return fail(high, { reason: 'forbidden_member', message: 'Member "__proto__" is not allowed' });
-          if (!addName(top, top.role > 0 ? foldKey(key) : key))
+          if (!addName(text, top, start, j, decoded)) {
+            const name = decoded ?? text.slice(start, j);
             return fail(high, {
               reason: 'duplicate_member',
-              message: `Member "${clip(key)}" is named twice`,
+              message: `Member "${clip(name)}" is named twice`,
             });
-          top.lastKey = key;
+          }
           expectKey = false;
         }
       }
@@ -194,9 +301,9 @@ function scanText(text: string, maxDepth: number): ScanProblem | undefined {
       let role = 0;
       if (c === 0x7b) {
         if (!parent) role = 1;
-        else if (parent.obj && parent.role === 1 && parent.lastKey === 'params') role = 2;
-        else if (parent.obj && parent.role === 2 && parent.lastKey === '_meta') role = 3;
-        if (parent && parent.obj && parent.lastKey === 'constructor') {
+        else if (parent.obj && parent.role === 1 && lastIs(text, parent, 'params')) role = 2;
+        else if (parent.obj && parent.role === 2 && lastIs(text, parent, '_meta')) role = 3;
+        if (parent && parent.obj && lastIs(text, parent, 'constructor')) {
           return fail(high, {
             reason: 'forbidden_member',
             message: 'Member "constructor" may not hold an object',
@@ -207,14 +314,15 @@ function scanText(text: string, maxDepth: number): ScanProblem | undefined {
         return fail(high, { reason: 'too_deep', message: `Request nesting exceeds ${maxDepth} levels` });
       let f = framePool[depth];
       if (f === undefined) {
-        f = { obj: false, role: 0, lastKey: undefined, names: [], set: undefined };
+        f = newFrame();
         framePool[depth] = f;
       }
       f.obj = c === 0x7b;
       f.role = role;
-      f.lastKey = undefined;
-      if (f.names.length > 0) f.names.length = 0;
+      f.count = 0;
       f.set = undefined;
+      f.lastStart = -1;
+      f.lastName = undefined;
       if (++depth > high) high = depth;
       expectKey = c === 0x7b;
       i++;
@@ -241,9 +349,15 @@ function scanText(text: string, maxDepth: number): ScanProblem | undefined {
 function release(high: number): void {
   for (let k = 0; k < high; k++) {
     const f = framePool[k]!;
-    f.names.length = 0;
+    // Decoded names and the Set are the only strings a frame holds; positions keep nothing alive.
+    if (f.decoded) {
+      f.names.length = 0;
+      f.decoded = false;
+    }
     f.set = undefined;
-    f.lastKey = undefined;
+    f.count = 0;
+    f.lastStart = -1;
+    f.lastName = undefined;
   }
 }
 

@@ -205,4 +205,96 @@ describe('scanText against the reference scanner', () => {
       'duplicate_member: Member "d" is named twice',
     );
   });
+
+  test('objects past 16 members (where a Set takes over) and names past ASCII give the same verdicts', () => {
+    // Wide objects: up to 40 members drawn from a small pool, so that duplicates land before and after the
+    // switch to the Set; in the envelope, in params and in _meta (folded roles) and below them (exact).
+    const wideKey = fc.oneof(
+      key,
+      fc.constantFrom(
+        'n1',
+        'N1',
+        'n2',
+        'n3',
+        'n4',
+        'n5',
+        'n6',
+        'n7',
+        'n8',
+        'n9',
+        'x',
+        'X',
+        'İ',
+        'i̇',
+        'ǅ',
+        'ǆ',
+      ),
+      fc.string({ maxLength: 3 }),
+    );
+    const wide = fc.array(fc.tuple(wideKey, fc.boolean()), { minLength: 10, maxLength: 40 }).map(
+      (members) =>
+        '{' +
+        members
+          .map(([k, escape], i) => {
+            const quoted = escape
+              ? JSON.stringify(k).replace(/[a-z]/, (ch) => `\\u00${ch.charCodeAt(0).toString(16)}`)
+              : JSON.stringify(k);
+            return `${quoted}:${i}`;
+          })
+          .join(',') +
+        '}',
+    );
+    const placed = fc
+      .tuple(wide, fc.constantFrom('envelope', 'params', 'meta', 'args'))
+      .map(([obj, where]) => {
+        const inner = obj.slice(1, -1);
+        const sep = inner === '' ? '' : ',';
+        switch (where) {
+          case 'envelope':
+            return `{"jsonrpc":"2.0","method":"m"${sep}${inner}}`;
+          case 'params':
+            return `{"jsonrpc":"2.0","method":"m","params":${obj}}`;
+          case 'meta':
+            return `{"jsonrpc":"2.0","method":"m","params":{"_meta":${obj}}}`;
+          default:
+            return `{"jsonrpc":"2.0","method":"m","params":{"arguments":${obj}}}`;
+        }
+      });
+    let problems = 0;
+    let clean = 0;
+    fc.assert(
+      fc.property(placed, (t) => {
+        const want = verdict(t, 64);
+        if (want === 'invalid' || want === 'skip') return;
+        if (want === 'clean') clean++;
+        else problems++;
+        expect(actual(t, 64)).toBe(want);
+        expect(actual(t, 64)).toBe(want);
+      }),
+      { numRuns: 3000 },
+    );
+    expect(problems).toBeGreaterThan(300);
+    expect(clean).toBeGreaterThan(100);
+  });
+
+  test('case-folded names compare by their folded value, not their length', () => {
+    // The Kelvin sign folds to an ASCII "k"; U+0130 lower-cases to two code units.
+    expect(actual('{"jsonrpc":"2.0","method":"m","params":{"k":1,"\u212a":2}}', 64)).toBe(
+      'duplicate_member: Member "K" is named twice',
+    );
+    expect(actual('{"jsonrpc":"2.0","method":"m","params":{"k":1,"K":2}}', 64)).toBe(
+      'duplicate_member: Member "K" is named twice',
+    );
+    expect(actual('{"jsonrpc":"2.0","method":"m","params":{"İ":1,"i̇":2}}', 64)).toBe(
+      'duplicate_member: Member "i̇" is named twice',
+    );
+    expect(actual('{"jsonrpc":"2.0","method":"m","params":{"arguments":{"k":1,"K":2}}}', 64)).toBe('clean');
+    expect(actual('{"jsonrpc":"2.0","method":"m","params":{"Method":1,"METHOD":2}}', 64)).toBe(
+      'duplicate_member: Member "METHOD" is named twice',
+    );
+    expect(actual('{"jsonrpc":"2.0","method":"m","params":{"arguments":{"A":1,"a":2}}}', 64)).toBe('clean');
+    expect(actual('{"jsonrpc":"2.0","method":"m","params":{"arguments":{"A":1,"A":2}}}', 64)).toBe(
+      'duplicate_member: Member "A" is named twice',
+    );
+  });
 });
