@@ -220,9 +220,23 @@ export interface EncodeInput {
   serverInfo: Implementation;
 }
 
-export type EncodeResult =
-  | { ok: true; result: Record<string, unknown>; resultType: string }
-  | { ok: false; reason: 'not_an_object' | 'bad_result_type' | 'bad_cache_hint'; message: string };
+/** Why a handler's result cannot be sent: a server bug, answered as an internal error. */
+export interface EncodeFailure {
+  ok: false;
+  reason: 'not_an_object' | 'bad_result_type' | 'bad_cache_hint';
+  message: string;
+}
+
+export type EncodeResult = { ok: true; result: Record<string, unknown>; resultType: string } | EncodeFailure;
+
+/** {@link encodeResultText}'s answer: the result's JSON text, its `resultType`, and whether it is a tool error. */
+export type EncodeTextResult =
+  { ok: true; text: string; resultType: string; isError: boolean } | EncodeFailure;
+
+/** `"io.modelcontextprotocol/serverInfo"` as JSON text. */
+const SERVER_INFO_KEY = JSON.stringify(META.serverInfo);
+
+const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
 
 function validHint(ttl: unknown, scope: unknown): boolean {
   return (
@@ -248,6 +262,48 @@ function validHint(ttl: unknown, scope: unknown): boolean {
  * results have none of them). `undefined` is the empty result `{}` in both eras.
  */
 export function encodeResult(value: unknown, input: EncodeInput): EncodeResult {
+  const core = encodeCore(value, input);
+  if (!core.ok || input.era === 'legacy') return core;
+  const out = core.result;
+  const meta = isObj(out._meta) ? out._meta : undefined;
+  out._meta = { ...meta, [META.serverInfo]: input.serverInfo };
+  return core;
+}
+
+/**
+ * {@link encodeResult} and the JSON text of its result in one step: `text` is exactly
+ * `JSON.stringify(encodeResult(value, input).result)`. With `input.serverInfoJson` (the JSON text of
+ * `input.serverInfo`, encoded once by the caller) a modern result whose handler set no `_meta` gets the server's
+ * `_meta` spliced in as text instead of being serialized again for every answer. Throws what `JSON.stringify`
+ * throws (a BigInt, a cycle).
+ */
+export function encodeResultText(
+  value: unknown,
+  input: EncodeInput & { serverInfoJson?: string },
+): EncodeTextResult {
+  const core = encodeCore(value, input);
+  if (!core.ok) return core;
+  const out = core.result;
+  const isError = out.isError === true;
+  if (input.era === 'legacy')
+    return { ok: true, text: JSON.stringify(out), resultType: core.resultType, isError };
+  if (input.serverInfoJson !== undefined && !hasOwn(out, '_meta')) {
+    // `out` always has `resultType`, so its text ends with `}` after at least one member.
+    const text = JSON.stringify(out);
+    return {
+      ok: true,
+      text: `${text.slice(0, -1)},"_meta":{${SERVER_INFO_KEY}:${input.serverInfoJson}}}`,
+      resultType: core.resultType,
+      isError,
+    };
+  }
+  const meta = isObj(out._meta) ? out._meta : undefined;
+  out._meta = { ...meta, [META.serverInfo]: input.serverInfo };
+  return { ok: true, text: JSON.stringify(out), resultType: core.resultType, isError };
+}
+
+/** The checks and the result of {@link encodeResult}, without the modern `_meta`. */
+function encodeCore(value: unknown, input: EncodeInput): EncodeResult {
   if (value === undefined) value = {};
   if (!isObj(value)) {
     return {
@@ -287,7 +343,5 @@ export function encodeResult(value: unknown, input: EncodeInput): EncodeResult {
     out.ttlMs = hint.ttlMs;
     out.cacheScope = hint.cacheScope;
   }
-  const meta = isObj(rest._meta) ? rest._meta : undefined;
-  out._meta = { ...meta, [META.serverInfo]: input.serverInfo };
   return { ok: true, result: out, resultType };
 }

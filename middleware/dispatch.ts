@@ -52,6 +52,8 @@ import {
   INPUT_REQUIRED_METHODS,
   type Implementation,
   encodeResult,
+  encodeResultText,
+  type EncodeTextResult,
   hasCapability,
   isRemovedInModern,
   isRoutableMethod,
@@ -415,6 +417,8 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     throw badOption(F, 'logger', logger, 'a logger with an error() method');
   }
   const serverInfo = checkServerInfo(options.serverInfo);
+  // Encoded once: modern results carry it in `_meta` (a private frozen copy, so the text cannot go stale).
+  const serverInfoJson = JSON.stringify(serverInfo);
   if (options.instructions !== undefined && typeof options.instructions !== 'string') {
     throw badOption(F, 'instructions', options.instructions, 'a string');
   }
@@ -1489,22 +1493,24 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
       locals.response = { resultType: 'cancelled' };
       return;
     }
-    const encoded = encodeResult(value, { era, method, cache: cache.get(key), serverInfo });
-    if (!encoded.ok) {
-      logFailure(`dispatch: ${encoded.message}`, undefined, { method: clip(method), reason: encoded.reason });
-      return sendRpcError(reply, ErrorCode.InternalError, 'Internal error', undefined, 200);
-    }
-    let text: string;
+    let encoded: EncodeTextResult;
     try {
-      text = JSON.stringify({ jsonrpc: '2.0', id: mcp.id, result: encoded.result });
+      encoded = encodeResultText(value, { era, method, cache: cache.get(key), serverInfo, serverInfoJson });
     } catch (err) {
       logFailure(`dispatch: the result of ${clip(method)} is not serializable`, err, {
         method: clip(method),
       });
       return sendRpcError(reply, ErrorCode.InternalError, 'Internal error', undefined, 200);
     }
+    if (!encoded.ok) {
+      logFailure(`dispatch: ${encoded.message}`, undefined, { method: clip(method), reason: encoded.reason });
+      return sendRpcError(reply, ErrorCode.InternalError, 'Internal error', undefined, 200);
+    }
+    // The envelope as text around the encoded result: the same bytes as stringifying the whole answer.
+    const id = mcp.id === undefined ? '' : `"id":${JSON.stringify(mcp.id)},`;
+    const text = `{"jsonrpc":"2.0",${id}"result":${encoded.text}}`;
     const record: { resultType: string; toolError?: boolean } = { resultType: encoded.resultType };
-    if (key === TOOLS_CALL) record.toolError = encoded.result.isError === true;
+    if (key === TOOLS_CALL) record.toolError = encoded.isError;
     return reply.send(200, text, record);
   }
 

@@ -1,0 +1,115 @@
+/**
+ * encodeResult and encodeResultText: the text form must be byte for byte what stringifying the object form
+ * gives, with and without the pre-encoded serverInfo, for every shape a handler can return (its own `_meta`,
+ * cache hints, `resultType`, tool errors, odd keys and values), and both must refuse the same results.
+ */
+import fc from 'fast-check';
+import { type EncodeInput, encodeResult, encodeResultText } from '../../lib/results';
+
+const SERVER_INFO = Object.freeze({
+  name: 'srv "quoted" ✓',
+  version: '1.0.0',
+  icons: [{ src: 'https://example.com/i.png' }],
+});
+const SERVER_INFO_JSON = JSON.stringify(SERVER_INFO);
+const SI = 'io.modelcontextprotocol/serverInfo';
+
+function both(value: unknown, input: EncodeInput): { object: string; text: string; bare: string } {
+  const o = encodeResult(structuredClone(value), input);
+  const t = encodeResultText(structuredClone(value), { ...input, serverInfoJson: SERVER_INFO_JSON });
+  const b = encodeResultText(structuredClone(value), input);
+  const show = (r: typeof t | typeof o): string =>
+    r.ok
+      ? ('text' in r ? r.text : JSON.stringify(r.result)) + ` ${r.resultType}`
+      : `${r.reason}: ${r.message}`;
+  return { object: show(o), text: show(t), bare: show(b) };
+}
+
+const methods = ['tools/call', 'tools/list', 'resources/read', 'prompts/get', 'ping'] as const;
+
+describe('encodeResultText', () => {
+  test.each([
+    ['legacy', 'tools/call', { content: [{ type: 'text', text: 'hi' }] }],
+    ['modern', 'tools/call', { content: [{ type: 'text', text: 'hi' }] }],
+    ['modern', 'tools/call', { content: [], _meta: { a: 1 } }],
+    ['modern', 'tools/call', { _meta: 'not an object', content: [] }],
+    ['modern', 'tools/call', { content: [], _meta: { [SI]: 'forged' } }],
+    ['modern', 'tools/list', { tools: [] }],
+    ['modern', 'tools/list', { tools: [], ttlMs: 5, cacheScope: 'public' }],
+    ['modern', 'tools/call', { resultType: 'input_required', inputRequests: {} }],
+    ['modern', 'ping', undefined],
+    ['legacy', 'ping', undefined],
+    ['legacy', 'tools/call', { resultType: 'complete', ttlMs: 3, cacheScope: 'private', content: [] }],
+  ] as const)('%s %s %j: the same bytes as the object form', (era, method, value) => {
+    const r = both(value, { era, method, serverInfo: SERVER_INFO });
+    expect(r.text).toBe(r.object);
+    expect(r.bare).toBe(r.object);
+  });
+
+  test('a modern result without _meta gets the server info spliced in as text', () => {
+    const r = encodeResultText(
+      { content: [{ type: 'text', text: 'x' }], isError: true },
+      { era: 'modern', method: 'tools/call', serverInfo: SERVER_INFO, serverInfoJson: SERVER_INFO_JSON },
+    );
+    expect(r).toEqual({
+      ok: true,
+      text: `{"resultType":"complete","content":[{"type":"text","text":"x"}],"isError":true,"_meta":{"${SI}":${SERVER_INFO_JSON}}}`,
+      resultType: 'complete',
+      isError: true,
+    });
+    expect(JSON.parse((r as { text: string }).text)._meta[SI]).toEqual(SERVER_INFO);
+  });
+
+  test('refusals are the same as encodeResult’s, and unserializable values throw as JSON.stringify does', () => {
+    for (const [value, method] of [
+      ['text', 'tools/call'],
+      [{ resultType: 'weird' }, 'tools/call'],
+      [{ tools: [], ttlMs: -1, cacheScope: 'public' }, 'tools/list'],
+      [{ tools: [], ttlMs: 5 }, 'tools/list'],
+    ] as const) {
+      const r = both(value, { era: 'modern', method, serverInfo: SERVER_INFO });
+      expect(r.text).toBe(r.object);
+      expect(r.text).toMatch(/^(not_an_object|bad_result_type|bad_cache_hint): /);
+    }
+    const input = { era: 'modern' as const, method: 'tools/call', serverInfo: SERVER_INFO };
+    expect(() =>
+      encodeResultText({ content: [], n: 1n }, { ...input, serverInfoJson: SERVER_INFO_JSON }),
+    ).toThrow(TypeError);
+    const cyclic: Record<string, unknown> = { content: [] };
+    cyclic.self = cyclic;
+    expect(() => encodeResultText(cyclic, input)).toThrow(TypeError);
+  });
+
+  test('property: any JSON result, either era, any method: the same bytes as the object form', () => {
+    const member = fc.oneof(
+      fc.constantFrom('resultType', 'ttlMs', 'cacheScope', '_meta', 'isError', 'content', '__x', 'é'),
+      fc.string({ maxLength: 6 }),
+    );
+    const result = fc.dictionary(member, fc.jsonValue({ maxDepth: 3 }), { maxKeys: 6 });
+    const hinted = fc.oneof(
+      result,
+      result.map((r) => ({ ...r, ttlMs: 10, cacheScope: 'public' })),
+      result.map((r) => ({ ...r, _meta: { k: 'v' } })),
+      result.map((r) => {
+        const { _meta: _dropped, resultType: _rt, ttlMs: _t, cacheScope: _c, ...rest } = r;
+        return rest;
+      }),
+    );
+    let texts = 0;
+    fc.assert(
+      fc.property(
+        hinted,
+        fc.constantFrom('legacy', 'modern'),
+        fc.constantFrom(...methods),
+        (value, era, method) => {
+          const r = both(value, { era, method, serverInfo: SERVER_INFO });
+          expect(r.text).toBe(r.object);
+          expect(r.bare).toBe(r.object);
+          if (r.text.startsWith('{')) texts++;
+        },
+      ),
+      { numRuns: 3000 },
+    );
+    expect(texts).toBeGreaterThan(1000);
+  });
+});
