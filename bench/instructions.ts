@@ -2,14 +2,14 @@
  * `npm run bench -- --instructions`: how many machine instructions a request costs each server's JavaScript,
  * counted by valgrind's callgrind while the in-process harness (bench/inproc.ts) drives the server's own
  * handler. Timings on a shared 2-core VM move by ±15 % from one minute to the next; these counts repeat within
- * ~1 % for bare node:http, ~4 % for the minimal stack and ~10 % for the full stack (the garbage collector's work still falls unevenly),
- * with no load generator and no kernel in them.
+ * ~1 % (three counts of the minimal stack per workload), with no load generator and no kernel in them.
  *
  * Each server × workload runs twice, with `SMALL` and `LARGE` requests after the same warm-up; the difference of
  * the two totals over the difference of the requests is the count per request (start-up, module loading and
  * the warm-up cancel out). `--single-threaded` keeps V8's garbage collector and compiler on the main thread, so
- * their work is counted too, and the young generation has a fixed size (16 MB semi-spaces, what V8 grows it to
- * under load), so that the collector's schedule does not depend on how fast valgrind runs. What is not in the
+ * their work is counted too, and V8's garbage collection schedule is its predictable one
+ * (`--predictable-gc-schedule`: fixed young-generation size, fixed heap growing, no memory reducer or idle-time
+ * collections), so that the collector's schedule does not depend on how fast valgrind runs. What is not in the
  * count: node's HTTP parser, the kernel and the load generator, which the load tests measure, and the cost of
  * cache misses, which instructions do not show.
  */
@@ -28,8 +28,6 @@ export interface InstructionResults {
 }
 
 const SMALL = 2000;
-/** What V8 grows the young generation to under load anyway (`--trace-gc`: within half a second of load). */
-const SEMI_SPACE_MB = 16;
 const LARGE = 8000;
 
 function run(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; out: string }> {
@@ -66,10 +64,12 @@ async function count(
     '--smc-check=all-non-file',
     process.execPath,
     '--single-threaded',
-    // A young generation of fixed size: V8 otherwise sizes it from allocation rates measured against the clock,
-    // which valgrind slows unevenly, and the same count then came out anywhere from 129 to 219 thousand.
-    `--min-semi-space-size=${SEMI_SPACE_MB}`,
-    `--max-semi-space-size=${SEMI_SPACE_MB}`,
+    // V8 sizes its young generation and its heap from allocation and collection rates measured against the clock,
+    // and its memory reducer runs on timers: under valgrind, which slows everything unevenly, the same count came
+    // out anywhere from 129 to 219 thousand with V8's defaults, and 64–80 thousand with fixed 16 MB semi-spaces
+    // (bench/NOTES.md). The predictable schedule fixes all three (and the young generation at 4 MB, which its
+    // implication sets whatever else is asked): three counts then agree within ~1 %.
+    '--predictable-gc-schedule',
     path.join(build, 'bench', 'inproc.js'),
     server,
     workload,

@@ -540,11 +540,11 @@ function renderInstructions(r: Results, instr: InstructionResults): string[] {
       'what is written, 32 requests in flight, the audit log going through winston into a stream that drops ' +
       `its lines. Per request: the difference between runs of ${instr.requests[1]} and ${instr.requests[0]} ` +
       'requests after the same warm-up, over the difference in requests, with the garbage collector and the ' +
-      'compiler on the main thread (`--single-threaded`) and a young generation of fixed size (16 MB semi-spaces, ' +
-      'what V8 grows it to under load), so that ' +
-      "the collector's schedule does not depend on how fast valgrind runs. Not counted: the HTTP parser, the " +
-      'kernel and the load generator, which the load tests include; and cache misses. Repeated counts agree ' +
-      'within ~1 % for bare node:http, ~4 % for the minimal stack and ~10 % for the full stack (bench/NOTES.md).',
+      "compiler on the main thread (`--single-threaded`) and V8's predictable garbage collection schedule " +
+      '(`--predictable-gc-schedule`: a fixed 4 MB young generation, fixed heap growing, no memory reducer), so ' +
+      "that the collector's schedule does not depend on how fast valgrind runs. Not counted: the HTTP parser, " +
+      'the kernel and the load generator, which the load tests include; and cache misses. Repeated counts of ' +
+      'the minimal stack agree within ~1 % (bench/NOTES.md).',
   );
   out.push('');
   out.push(
