@@ -287,8 +287,9 @@ export function encodeResultText(
   const isError = out.isError === true;
   if (input.era === 'legacy')
     return { ok: true, text: JSON.stringify(out), resultType: core.resultType, isError };
-  if (input.serverInfoJson !== undefined && !hasOwn(out, '_meta')) {
-    // `out` always has `resultType`, so its text ends with `}` after at least one member.
+  if (input.serverInfoJson !== undefined && !hasOwn(out, '_meta') && !hasOwn(out, 'toJSON')) {
+    // `out` always has `resultType` (and no `toJSON` of its own to replace it), so its text ends with `}` after
+    // at least one member.
     const text = JSON.stringify(out);
     return {
       ok: true,

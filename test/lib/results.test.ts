@@ -60,6 +60,16 @@ describe('encodeResultText', () => {
     expect(JSON.parse((r as { text: string }).text)._meta[SI]).toEqual(SERVER_INFO);
   });
 
+  test('a result with its own toJSON is serialized as JSON.stringify would, never spliced', () => {
+    const value = () => ({ content: [], toJSON: () => ({ replaced: true }) });
+    const input = { era: 'modern' as const, method: 'tools/call', serverInfo: SERVER_INFO };
+    const object = encodeResult(value(), input);
+    const text = encodeResultText(value(), { ...input, serverInfoJson: SERVER_INFO_JSON });
+    expect(object.ok && text.ok).toBe(true);
+    expect((text as { text: string }).text).toBe(JSON.stringify((object as { result: unknown }).result));
+    expect((text as { text: string }).text).toBe('{"replaced":true}');
+  });
+
   test('refusals are the same as encodeResult’s, and unserializable values throw as JSON.stringify does', () => {
     for (const [value, method] of [
       ['text', 'tools/call'],
