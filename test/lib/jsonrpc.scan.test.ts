@@ -112,6 +112,12 @@ const key = fc.constantFrom(
   'É',
 );
 
+/** A member name as JSON text; with `escape`, its first lower-case letter written as a `\u00XX` escape. */
+function quoteKey(k: string, escape: boolean): string {
+  const quoted = JSON.stringify(k);
+  return escape ? quoted.replace(/[a-z]/, (ch) => `\\u00${ch.charCodeAt(0).toString(16)}`) : quoted;
+}
+
 /** JSON text of a value whose objects may repeat keys (which JSON.stringify cannot produce). */
 const text: fc.Arbitrary<string> = fc.letrec<{ value: string; obj: string; arr: string }>((tie) => ({
   value: fc.oneof(
@@ -123,17 +129,7 @@ const text: fc.Arbitrary<string> = fc.letrec<{ value: string; obj: string; arr: 
   obj: fc
     .array(fc.tuple(fc.oneof(key, fc.string({ maxLength: 4 })), tie('value'), fc.boolean()), { maxLength: 5 })
     .map(
-      (members) =>
-        '{' +
-        members
-          .map(([k, v, escape]) => {
-            const quoted = escape
-              ? JSON.stringify(k).replace(/[a-z]/, (ch) => `\\u00${ch.charCodeAt(0).toString(16)}`)
-              : JSON.stringify(k);
-            return `${quoted} : ${v}`;
-          })
-          .join(' ,') +
-        '}',
+      (members) => '{' + members.map(([k, v, escape]) => `${quoteKey(k, escape)} : ${v}`).join(' ,') + '}',
     ),
   arr: fc.array(tie('value'), { maxLength: 4 }).map((xs) => '[' + xs.join(',') + ']'),
 })).obj;
@@ -231,19 +227,9 @@ describe('scanText against the reference scanner', () => {
       ),
       fc.string({ maxLength: 3 }),
     );
-    const wide = fc.array(fc.tuple(wideKey, fc.boolean()), { minLength: 10, maxLength: 40 }).map(
-      (members) =>
-        '{' +
-        members
-          .map(([k, escape], i) => {
-            const quoted = escape
-              ? JSON.stringify(k).replace(/[a-z]/, (ch) => `\\u00${ch.charCodeAt(0).toString(16)}`)
-              : JSON.stringify(k);
-            return `${quoted}:${i}`;
-          })
-          .join(',') +
-        '}',
-    );
+    const wide = fc
+      .array(fc.tuple(wideKey, fc.boolean()), { minLength: 10, maxLength: 40 })
+      .map((members) => '{' + members.map(([k, escape], i) => `${quoteKey(k, escape)}:${i}`).join(',') + '}');
     const placed = fc
       .tuple(wide, fc.constantFrom('envelope', 'params', 'meta', 'args'))
       .map(([obj, where]) => {
