@@ -281,6 +281,8 @@ export function encodeResultText(
   value: unknown,
   input: EncodeInput & { serverInfoJson?: string },
 ): EncodeTextResult {
+  const fast = plainResultText(value, input);
+  if (fast !== undefined) return fast;
   const core = encodeCore(value, input);
   if (!core.ok) return core;
   const out = core.result;
@@ -301,6 +303,41 @@ export function encodeResultText(
   const meta = isObj(out._meta) ? out._meta : undefined;
   out._meta = { ...meta, [META.serverInfo]: input.serverInfo };
   return { ok: true, text: JSON.stringify(out), resultType: core.resultType, isError };
+}
+
+/**
+ * {@link encodeResultText} for the common result, written without copying it: a handler's object with no
+ * protocol fields (`resultType`, `ttlMs`, `cacheScope`), no `toJSON`, no array-index keys (which would sort
+ * before `resultType` in the copy) and, when modern, no `_meta` and the server info already encoded. Its text is
+ * then the handler's own JSON with the protocol members written around it: the same bytes the copy would give.
+ * Anything else is `undefined` (the general path decides).
+ */
+function plainResultText(
+  value: unknown,
+  input: EncodeInput & { serverInfoJson?: string },
+): EncodeTextResult | undefined {
+  if (!isObj(value)) return undefined;
+  const v = value as Record<string, unknown>;
+  if (v.resultType !== undefined || v.ttlMs !== undefined || v.cacheScope !== undefined) return undefined;
+  if (v.toJSON !== undefined) return undefined;
+  const modern = input.era === 'modern';
+  if (modern && (input.serverInfoJson === undefined || '_meta' in v)) return undefined;
+  const body = JSON.stringify(v);
+  // Boxed primitives serialize as primitives; a first key that is a digit may be an array index.
+  if (body.charCodeAt(0) !== 0x7b /* { */) return undefined;
+  const first = body.charCodeAt(2);
+  if (first >= 0x30 && first <= 0x39) return undefined;
+  // What the copy would have kept: an own enumerable `isError`.
+  const isError = v.isError === true && Object.prototype.propertyIsEnumerable.call(v, 'isError');
+  if (!modern) return { ok: true, text: body, resultType: 'complete', isError };
+  let text = body.length > 2 ? `{"resultType":"complete",${body.slice(1, -1)}` : '{"resultType":"complete"';
+  if (isCacheable(input.method)) {
+    const hint = input.cache ?? DEFAULT_CACHE_HINT;
+    if (!validHint(hint.ttlMs, hint.cacheScope)) return undefined;
+    text += `,"ttlMs":${hint.ttlMs},"cacheScope":"${hint.cacheScope}"`;
+  }
+  text += `,"_meta":{${SERVER_INFO_KEY}:${input.serverInfoJson}}}`;
+  return { ok: true, text, resultType: 'complete', isError };
 }
 
 /** The checks and the result of {@link encodeResult}, without the modern `_meta`. */

@@ -70,6 +70,64 @@ describe('encodeResultText', () => {
     expect((text as { text: string }).text).toBe('{"replaced":true}');
   });
 
+  test('results that are not plain handler objects take the general path and still give the object form’s bytes', () => {
+    class WithToJSON {
+      content = [];
+      toJSON(): unknown {
+        return { fromPrototype: true };
+      }
+    }
+    const cases: [string, () => unknown][] = [
+      // Array-index keys sort first in the copy, before resultType.
+      ['an array-index key', () => ({ content: [], 0: 'zero', 12: 'twelve' })],
+      ['only an array-index key', () => ({ 7: true })],
+      ['a key that starts with a digit', () => ({ '1x': 1, content: [] })],
+      ['a toJSON on the prototype', () => new WithToJSON()],
+      ['a boxed string', () => new String('ab')],
+      ['an inherited _meta', () => Object.assign(Object.create({ _meta: { a: 1 } }), { content: [] })],
+      ['an inherited isError', () => Object.assign(Object.create({ isError: true }), { content: [] })],
+      ['an own undefined _meta', () => ({ content: [], _meta: undefined })],
+      ['an own undefined toJSON', () => ({ content: [], toJSON: undefined })],
+      ['a non-enumerable isError', () => Object.defineProperty({ content: [] }, 'isError', { value: true })],
+      ['an empty object', () => ({})],
+    ];
+    for (const [, value] of cases) {
+      for (const era of ['legacy', 'modern'] as const) {
+        for (const method of ['tools/call', 'tools/list']) {
+          const input = { era, method, serverInfo: SERVER_INFO };
+          const object = encodeResult(value(), input);
+          const isError = object.ok && object.result.isError === true;
+          for (const serverInfoJson of [SERVER_INFO_JSON, undefined]) {
+            const text = encodeResultText(value(), { ...input, serverInfoJson });
+            expect(text).toEqual(
+              object.ok
+                ? { ok: true, text: JSON.stringify(object.result), resultType: object.resultType, isError }
+                : object,
+            );
+          }
+        }
+      }
+    }
+    // The cases above do reach the forms they name.
+    expect(
+      (
+        encodeResultText(
+          { 0: 'a', content: [] },
+          { era: 'modern', method: 'tools/call', serverInfo: SERVER_INFO, serverInfoJson: SERVER_INFO_JSON },
+        ) as { text: string }
+      ).text,
+    ).toMatch(/^\{"0":"a","resultType":"complete",/);
+    expect(
+      (
+        encodeResultText(new WithToJSON(), {
+          era: 'legacy',
+          method: 'tools/call',
+          serverInfo: SERVER_INFO,
+        }) as { text: string }
+      ).text,
+    ).toBe('{"content":[]}');
+  });
+
   test('refusals are the same as encodeResult’s, and unserializable values throw as JSON.stringify does', () => {
     for (const [value, method] of [
       ['text', 'tools/call'],
