@@ -64,27 +64,13 @@ export function classifyRevision(input: ClassifyInput, opts: ClassifyOptions = {
     return { ok: true, era, version: bodyVersion ?? header };
   }
 
-  const legacyResult = (): ClassifyResult => {
-    if (header !== undefined && header !== '' && method !== 'initialize' && !legacy.includes(header)) {
-      return refuse(
-        'legacy',
-        refusal('unsupported_legacy_version', {
-          data: { supported: [...legacy], requested: header },
-          era: 'legacy',
-        }),
-      );
-    }
-    return { ok: true, era: 'legacy', version: header || undefined };
-  };
-
   if (method === 'initialize' && bodyVersion === undefined)
     return { ok: true, era: 'legacy', version: undefined };
 
-  const metaSignal = meta !== undefined && MODERN_SIGNAL_KEYS.some((k) => hasOwn(meta, k));
-  if (!metaSignal && !headerModern) return legacyResult();
+  if (!headerModern && (meta === undefined || !hasSignal(meta))) return legacyResult(method, header, legacy);
 
   if (bodyVersion === undefined) {
-    if (header !== undefined && header !== '' && !headerModern) return legacyResult();
+    if (header !== undefined && header !== '' && !headerModern) return legacyResult(method, header, legacy);
     return refuse(
       'modern',
       refusal('missing_envelope', {
@@ -138,6 +124,26 @@ export function classifyRevision(input: ClassifyInput, opts: ClassifyOptions = {
     );
   }
   return { ok: true, era: 'modern', version: bodyVersion };
+}
+
+/** Whether `_meta` holds any of the keys only a modern request carries (own members only). */
+function hasSignal(meta: Record<string, unknown>): boolean {
+  for (let i = 0; i < MODERN_SIGNAL_KEYS.length; i++) if (hasOwn(meta, MODERN_SIGNAL_KEYS[i]!)) return true;
+  return false;
+}
+
+/** A request classified legacy: refused when its header names a revision this server does not speak. */
+function legacyResult(method: string, header: string | undefined, legacy: readonly string[]): ClassifyResult {
+  if (header !== undefined && header !== '' && method !== 'initialize' && !legacy.includes(header)) {
+    return refuse(
+      'legacy',
+      refusal('unsupported_legacy_version', {
+        data: { supported: [...legacy], requested: header },
+        era: 'legacy',
+      }),
+    );
+  }
+  return { ok: true, era: 'legacy', version: header || undefined };
 }
 
 function clip(s: string): string {

@@ -161,6 +161,11 @@ function clip(s: string, max = 128): string {
   return s.length > max ? s.slice(0, max) + '…' : s;
 }
 
+/** One SSE event carrying a JSON-RPC message. */
+function sseEvent(text: string): string {
+  return `event: message\ndata: ${text}\n\n`;
+}
+
 /** Build the routing table once: only callable members (see HandlerObject) are reachable. */
 function buildTable(handlers: unknown): { table: Map<string, Map<string, Bound>>; viewsAware: boolean } {
   if (!isObj(handlers)) throw badOption(F, 'handlers', handlers, 'an object of handler objects');
@@ -612,29 +617,116 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
    * notification, or a legacy server-to-client request) while the client accepts `text/event-stream`: the answer
    * then becomes a request-scoped SSE stream carrying those messages in order and, last, the response (2026-07-28
    * and 2025-11-25 Streamable HTTP alike). No event ids: the stream is not resumable.
+   *
+   * A class rather than an object of closures: a request makes one object, and its methods are compiled once.
    */
-  interface Reply {
-    req: IncomingMessage;
-    res: ServerResponse;
-    mcp: McpRequest;
-    era: Era;
-    locals: RequestLocals;
+  class Reply {
+    readonly locals: RequestLocals;
     /** Whether the client accepts an SSE answer (read from Accept on first use). */
-    canStream(): boolean;
+    #accepts: boolean | undefined = undefined;
+    #streaming = false;
+    #closed = false;
+    /** Messages sent before the response, in order; most answers have none and never make a promise for them. */
+    #queue: Promise<void> | undefined = undefined;
+
+    constructor(
+      readonly req: IncomingMessage,
+      readonly res: ServerResponse,
+      readonly mcp: McpRequest,
+      readonly era: Era,
+    ) {
+      this.locals = localsOf(req);
+    }
+
+    /** Whether the client accepts an SSE answer. */
+    canStream(): boolean {
+      return (this.#accepts ??= acceptsEventStream(this.req));
+    }
+
+    #gone(): boolean {
+      return this.res.destroyed || this.res.writableEnded;
+    }
+
+    #startStream(): void {
+      const res = this.res;
+      this.#streaming = true;
+      res.statusCode = 200;
+      res.setHeader('Content-Type', 'text/event-stream');
+      res.setHeader('Cache-Control', 'no-cache');
+      res.setHeader('X-Accel-Buffering', 'no');
+      const vh = versionHeader(this.mcp, this.era);
+      if (vh) for (const k of Object.keys(vh)) res.setHeader(k, vh[k]!);
+      res.flushHeaders();
+    }
+
     /**
      * Queue a message before the response; false when it cannot be delivered (no SSE, answered, client gone). A
      * message that fails its outbound transform is dropped; when it is `critical` (the stream makes no sense
      * without it) the connection is closed instead.
      */
-    push(message: JsonObject, critical?: boolean): boolean;
+    push(message: JsonObject, critical = false): boolean {
+      const { res, mcp, locals } = this;
+      if (this.#closed || !this.canStream() || this.#gone() || (res.headersSent && !this.#streaming))
+        return false;
+      this.#queue = (this.#queue ?? Promise.resolve()).then(async () => {
+        if (this.#gone()) return;
+        const what = typeof message.method === 'string' ? message.method : 'message';
+        let text: string;
+        try {
+          const msg = await applyOutbound(locals, message, mcp.method ?? '', 'notification');
+          text = JSON.stringify(msg);
+        } catch (err) {
+          // Fail closed: a message that could not be transformed (redaction) or encoded is not sent.
+          logFailure(`dispatch: a ${clip(what)} message of ${clip(mcp.method ?? '')} was dropped`, err);
+          if (critical) res.destroy();
+          return;
+        }
+        // The client may have gone while the transform ran: then nothing more is written.
+        if (this.#gone()) return;
+        if (!this.#streaming) this.#startStream();
+        locals.streamed = (locals.streamed ?? 0) + 1;
+        res.write(sseEvent(text));
+      });
+      return true;
+    }
+
     /** Queue a notification (see push). */
-    notify(method: string, params: JsonObject): boolean;
+    notify(method: string, params: JsonObject): boolean {
+      return this.push({ jsonrpc: '2.0', method, params });
+    }
+
     /** Queue an SSE comment line (keep-alive); only on a stream already started. */
-    comment(text: string): void;
+    comment(text: string): void {
+      if (this.#closed || !this.#streaming) return;
+      this.#queue = (this.#queue ?? Promise.resolve()).then(() => {
+        if (!this.#gone()) this.res.write(`: ${text}\n\n`);
+      });
+    }
+
     /** Write the final response (JSON, or the last SSE event) after the queued messages. */
-    send(status: number, text: string, record: RequestLocals['response']): void | Promise<void>;
+    send(status: number, text: string, record: RequestLocals['response']): void | Promise<void> {
+      this.#closed = true;
+      // Only an answer that queued messages before it waits for them; the common one is written at once.
+      if (this.#queue) return this.#queue.then(() => this.#deliver(status, text, record));
+      this.#deliver(status, text, record);
+    }
+
     /** Bytes written but not yet flushed to the client. */
-    buffered(): number;
+    buffered(): number {
+      return this.res.writableLength;
+    }
+
+    #deliver(status: number, text: string, record: RequestLocals['response']): void {
+      const { res, locals } = this;
+      if (this.#streaming) {
+        // The ResponseRecord contract: `stream` marks an SSE answer (an error keeps its code).
+        locals.response = { ...record, resultType: 'stream' };
+        if (!this.#gone()) res.end(sseEvent(text));
+        return;
+      }
+      locals.response = record;
+      write(res, status, text, status < 300 ? versionHeader(this.mcp, this.era) : undefined);
+    }
   }
 
   function acceptsEventStream(req: IncomingMessage): boolean {
@@ -647,85 +739,7 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
   }
 
   function makeReply(req: IncomingMessage, res: ServerResponse, mcp: McpRequest, era: Era): Reply {
-    const locals = localsOf(req);
-    let accepts: boolean | undefined;
-    const canStream = (): boolean => (accepts ??= acceptsEventStream(req));
-    let streaming = false;
-    let closed = false;
-    // Messages sent before the response, in order; most answers have none and never make a promise for them.
-    let queue: Promise<void> | undefined;
-    const event = (text: string): string => `event: message\ndata: ${text}\n\n`;
-    const startStream = (): void => {
-      streaming = true;
-      res.statusCode = 200;
-      res.setHeader('Content-Type', 'text/event-stream');
-      res.setHeader('Cache-Control', 'no-cache');
-      res.setHeader('X-Accel-Buffering', 'no');
-      const vh = versionHeader(mcp, era);
-      if (vh) for (const k of Object.keys(vh)) res.setHeader(k, vh[k]!);
-      res.flushHeaders();
-    };
-    const gone = (): boolean => res.destroyed || res.writableEnded;
-    const reply: Reply = {
-      req,
-      res,
-      mcp,
-      era,
-      locals,
-      canStream,
-      push(message, critical = false) {
-        if (closed || !canStream() || gone() || (res.headersSent && !streaming)) return false;
-        queue = (queue ?? Promise.resolve()).then(async () => {
-          if (gone()) return;
-          const what = typeof message.method === 'string' ? message.method : 'message';
-          let text: string;
-          try {
-            const msg = await applyOutbound(locals, message, mcp.method ?? '', 'notification');
-            text = JSON.stringify(msg);
-          } catch (err) {
-            // Fail closed: a message that could not be transformed (redaction) or encoded is not sent.
-            logFailure(`dispatch: a ${clip(what)} message of ${clip(mcp.method ?? '')} was dropped`, err);
-            if (critical) res.destroy();
-            return;
-          }
-          // The client may have gone while the transform ran: then nothing more is written.
-          if (gone()) return;
-          if (!streaming) startStream();
-          locals.streamed = (locals.streamed ?? 0) + 1;
-          res.write(event(text));
-        });
-        return true;
-      },
-      notify(method, params) {
-        return reply.push({ jsonrpc: '2.0', method, params });
-      },
-      comment(text) {
-        if (closed || !streaming) return;
-        queue = (queue ?? Promise.resolve()).then(() => {
-          if (!gone()) res.write(`: ${text}\n\n`);
-        });
-      },
-      send(status, text, record) {
-        closed = true;
-        // Only an answer that queued messages before it waits for them; the common one is written at once.
-        if (queue) return queue.then(() => deliver(status, text, record));
-        deliver(status, text, record);
-      },
-      buffered() {
-        return res.writableLength;
-      },
-    };
-    const deliver = (status: number, text: string, record: RequestLocals['response']): void => {
-      if (streaming) {
-        // The ResponseRecord contract: `stream` marks an SSE answer (an error keeps its code).
-        locals.response = { ...record, resultType: 'stream' };
-        if (!gone()) res.end(event(text));
-        return;
-      }
-      locals.response = record;
-      write(res, status, text, status < 300 ? versionHeader(mcp, era) : undefined);
-    };
-    return reply;
+    return new Reply(req, res, mcp, era);
   }
 
   async function sendRpcError(
@@ -1323,6 +1337,49 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     }
   }
 
+  /**
+   * One round of a request: its MRTR members are read from the params (client retries) or given (legacy rounds),
+   * the tool name is resolved through the request's tool filter views, and the handler is called.
+   */
+  function invoke(
+    call: Call,
+    bound: Bound | undefined,
+    builtin: HandlerMethod | undefined,
+    views: ReturnType<typeof toolViewsOf>,
+    key: string,
+    params: JsonObject,
+    given?: RoundInput,
+  ): unknown {
+    const round = given ?? readRound(call, params);
+    const ctx = new HandlerContext(call, round);
+    if (views.length > 0 && key === TOOLS_CALL) {
+      const name = params.name;
+      const actual = typeof name === 'string' ? resolveThrough(name, views) : undefined;
+      if (typeof name === 'string' && actual === undefined) {
+        throw new McpError(ErrorCode.InvalidParams, `Unknown tool: "${clip(name, 64)}"`, { tool: name });
+      }
+      if (actual !== undefined && actual !== name) params = { ...params, name: actual };
+    }
+    return bound ? bound.fn.call(bound.obj, params, ctx) : builtin!(params, ctx);
+  }
+
+  /** A handler's input-required result, checked; anything wrong with it is a server bug (or -32021). */
+  function checkedInputRequired(v: InputRequiredResult, call: Call, key: string): InputRequiredResult {
+    const { mcp, era } = call.reply;
+    const method = mcp.method ?? '';
+    if (!INPUT_REQUIRED_ROUTES.has(key)) {
+      throw new Error(
+        `${method}: the handler returned an input-required result, which only tools/call, prompts/get and resources/read may`,
+      );
+    }
+    const check = checkInputRequired(v, era === 'modern' ? call.clientCapabilities : undefined);
+    if (!check.ok) {
+      if (check.reason === 'missing_capability') throw missingCapabilityError(check.requiredCapabilities);
+      throw new Error(`${method}: the handler returned a malformed input-required result: ${check.message}`);
+    }
+    return v;
+  }
+
   function handleRequest(
     req: IncomingMessage,
     res: ServerResponse,
@@ -1347,7 +1404,10 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     if (!isRoutableMethod(method)) return methodNotFound(reply);
     if (era === 'modern' && isRemovedInModern(method))
       return methodNotFound(reply, 'Removed in protocol revision 2026-07-28');
-    const [ns, member] = routeOf(method);
+    // Indexed, not destructured: destructuring an array runs its iterator.
+    const route = routeOf(method);
+    const ns = route[0];
+    const member = route[1];
     if (ns === 'notifications') return methodNotFound(reply);
     const key = routeKey(method);
     if (key === LISTEN) {
@@ -1371,39 +1431,9 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     // Until an answer is written this is the outcome: whoever reads the record when the client goes away (audit and
     // metrics listen for the response's close, possibly before the handler notices) sees a cancelled call.
     locals.response = { resultType: 'cancelled' };
-    /** One round: the round's MRTR members are read from the params (client retries) or given (legacy rounds). */
-    const invoke = (params: JsonObject, given?: RoundInput): unknown => {
-      const round = given ?? readRound(call, params);
-      const ctx = new HandlerContext(call, round);
-      if (views.length > 0 && key === TOOLS_CALL) {
-        const name = params.name;
-        const actual = typeof name === 'string' ? resolveThrough(name, views) : undefined;
-        if (typeof name === 'string' && actual === undefined) {
-          throw new McpError(ErrorCode.InvalidParams, `Unknown tool: "${clip(name, 64)}"`, { tool: name });
-        }
-        if (actual !== undefined && actual !== name) params = { ...params, name: actual };
-      }
-      return bound ? bound.fn.call(bound.obj, params, ctx) : builtin!(params, ctx);
-    };
-    /** A handler's input-required result, checked; anything wrong with it is a server bug (or -32021). */
-    const checked = (v: InputRequiredResult): InputRequiredResult => {
-      if (!INPUT_REQUIRED_ROUTES.has(key)) {
-        throw new Error(
-          `${method}: the handler returned an input-required result, which only tools/call, prompts/get and resources/read may`,
-        );
-      }
-      const check = checkInputRequired(v, era === 'modern' ? call.clientCapabilities : undefined);
-      if (!check.ok) {
-        if (check.reason === 'missing_capability') throw missingCapabilityError(check.requiredCapabilities);
-        throw new Error(
-          `${method}: the handler returned a malformed input-required result: ${check.message}`,
-        );
-      }
-      return v;
-    };
     let value: unknown;
     try {
-      value = invoke(original);
+      value = invoke(call, bound, builtin, views, key, original);
     } catch (err) {
       return failed(reply, call, err);
     }
@@ -1428,7 +1458,7 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
         // Legacy: the same handler, served with real server-to-client requests on the SSE answer, round by round.
         // The state never leaves the process here, so it is handed back directly (after checking it is ours).
         for (let round = 1; isInputRequiredResult(value); round++) {
-          const ir = checked(value);
+          const ir = checkedInputRequired(value, call, key);
           if (era !== 'legacy') break;
           if (round > maxInputRounds) {
             throw new McpError(
@@ -1456,7 +1486,7 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
           if (ir.requestState !== undefined) next.requestState = ir.requestState;
           const given: RoundInput = { params: next, inputResponses: Object.freeze(answers) };
           if (state !== undefined) given.requestState = state;
-          value = await invoke(next, given);
+          value = await invoke(call, bound, builtin, views, key, next, given);
         }
         if (views.length > 0 && key === TOOLS_LIST && isObj(value) && Array.isArray(value.tools)) {
           const tools = exposeList(value.tools, views);
