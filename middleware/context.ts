@@ -25,6 +25,9 @@ interface ResolvedBodyOptions {
   maxDepth: number;
 }
 
+/** Who waits for the raw body: called with it (or the refusal) and the request. */
+type RawWaiter = (raw: Buffer | Refusal, req: IncomingMessage) => void;
+
 /** What the shared parse step hands to those waiting for it: the result, or the exception it hit. */
 type ParseWaiter = (result: McpRequest | Refusal | undefined, failure?: { error: unknown }) => void;
 
@@ -32,7 +35,13 @@ type ParseWaiter = (result: McpRequest | Refusal | undefined, failure?: { error:
 interface State {
   /** The raw body once read (or the refusal), and those waiting while it is read. */
   rawDone?: Buffer | Refusal;
-  rawWaiters?: ((raw: Buffer | Refusal) => void)[];
+  rawWaiters?: RawWaiter[];
+  /** While the body is read: its chunks so far, their size and the limit. */
+  chunks?: Buffer[];
+  size?: number;
+  limit?: number;
+  /** The options the shared parse step runs with (read once the body is in). */
+  parseOpts?: ResolvedBodyOptions;
   raw?: Promise<Buffer | Refusal>;
   /** The parse step's waiters while it runs; `parsed` is made only for promise callers. */
   parseWaiters?: ParseWaiter[];
@@ -110,64 +119,86 @@ function preParsed(req: WithState): boolean {
  * Read the raw body under the limit and hand it to `cb`, synchronously from the stream's `end` event (or at once
  * when it was read before). Shared: the first caller reads, later ones wait for the same bytes. Callbacks must
  * not throw. A callback rather than a promise: the hot path (parse, then the next middleware) makes no promise
- * and waits for no microtask.
+ * and waits for no microtask. The stream's listeners are shared functions that find the read's state on the
+ * request (`this`): a request makes no closure for them.
  */
-function readBody(
-  req: IncomingMessage,
-  opts: ResolvedBodyOptions,
-  cb: (raw: Buffer | Refusal) => void,
-): void {
+function readBody(req: IncomingMessage, opts: ResolvedBodyOptions, cb: RawWaiter): void {
   const st = stateOf(req);
-  if (st.rawDone !== undefined) return cb(st.rawDone);
+  if (st.rawDone !== undefined) return cb(st.rawDone, req);
   if (st.rawWaiters) {
     st.rawWaiters.push(cb);
     return;
   }
   st.rawWaiters = [cb];
-  const settle = (v: Buffer | Refusal): void => {
-    st.rawDone = v;
-    const waiters = st.rawWaiters!;
-    st.rawWaiters = undefined;
-    for (const w of waiters) w(v);
-  };
   const declared = req.headers['content-length'];
   if (declared !== undefined) {
     const n = Number(declared);
     if (Number.isFinite(n) && n > opts.limit) {
-      return settle(refusal('body_too_large', { message: `Request body exceeds ${opts.limit} bytes` }));
+      return settleRaw(
+        req,
+        st,
+        refusal('body_too_large', { message: `Request body exceeds ${opts.limit} bytes` }),
+      );
     }
   }
   if (req.readableEnded) {
-    return settle(refusal('body_unreadable', { message: 'Request body was already consumed' }));
+    return settleRaw(req, st, refusal('body_unreadable', { message: 'Request body was already consumed' }));
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let done = false;
-  const finish = (v: Buffer | Refusal): void => {
-    if (done) return;
-    done = true;
-    req.removeListener('data', onData);
-    req.removeListener('end', onEnd);
-    req.removeListener('error', onError);
-    req.removeListener('aborted', onAborted);
-    settle(v);
-  };
-  const onData = (chunk: Buffer): void => {
-    size += chunk.length;
-    if (size > opts.limit) {
-      req.pause();
-      finish(refusal('body_too_large', { message: `Request body exceeds ${opts.limit} bytes` }));
-      return;
-    }
-    chunks.push(chunk);
-  };
-  const onEnd = (): void => finish(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-  const onError = (): void => finish(refusal('body_unreadable'));
-  const onAborted = (): void => finish(refusal('body_unreadable', { message: 'Request aborted' }));
-  req.on('data', onData);
-  req.on('end', onEnd);
-  req.on('error', onError);
-  req.on('aborted', onAborted);
+  st.chunks = [];
+  st.size = 0;
+  st.limit = opts.limit;
+  req.on('data', onBodyData);
+  req.on('end', onBodyEnd);
+  req.on('error', onBodyError);
+  req.on('aborted', onBodyAborted);
+}
+
+function settleRaw(req: IncomingMessage, st: State, v: Buffer | Refusal): void {
+  st.rawDone = v;
+  st.chunks = undefined;
+  const waiters = st.rawWaiters!;
+  st.rawWaiters = undefined;
+  for (const w of waiters) w(v, req);
+}
+
+/** The read ends early (too large, an error, an abort): the listeners come off, the waiters get `v`. */
+function stopReading(req: IncomingMessage, v: Refusal): void {
+  const st = stateOf(req);
+  if (st.rawDone !== undefined) return;
+  req.removeListener('data', onBodyData);
+  req.removeListener('end', onBodyEnd);
+  req.removeListener('error', onBodyError);
+  req.removeListener('aborted', onBodyAborted);
+  settleRaw(req, st, v);
+}
+
+function onBodyData(this: IncomingMessage, chunk: Buffer): void {
+  const st = stateOf(this);
+  if (st.rawDone !== undefined) return;
+  const size = (st.size = st.size! + chunk.length);
+  if (size > st.limit!) {
+    this.pause();
+    stopReading(this, refusal('body_too_large', { message: `Request body exceeds ${st.limit} bytes` }));
+    return;
+  }
+  st.chunks!.push(chunk);
+}
+
+function onBodyEnd(this: IncomingMessage): void {
+  const st = stateOf(this);
+  // The stream has ended: none of the four listeners can run again with effect (`rawDone` guards them), so
+  // they are left on the request rather than removed one by one.
+  if (st.rawDone !== undefined) return;
+  const chunks = st.chunks!;
+  settleRaw(this, st, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, st.size));
+}
+
+function onBodyError(this: IncomingMessage): void {
+  stopReading(this, refusal('body_unreadable'));
+}
+
+function onBodyAborted(this: IncomingMessage): void {
+  stopReading(this, refusal('body_unreadable', { message: 'Request aborted' }));
 }
 
 /** Read the raw body under the limit. Shared: the first caller reads, the rest await the same bytes. */
@@ -243,40 +274,56 @@ function withParsed(req: IncomingMessage, opts: ResolvedBodyOptions, cb: ParseWa
     return;
   }
   st.parseWaiters = [cb];
-  const settle = (v: McpRequest | Refusal | undefined, failure?: { error: unknown }): void => {
-    if (failure) st.failed = failure;
-    else st.done = v;
-    const waiters = st.parseWaiters!;
-    st.parseWaiters = undefined;
-    for (const w of waiters) w(v, failure);
-  };
-  const run = (step: () => McpRequest | Refusal): void => {
-    let v: McpRequest | Refusal;
-    try {
-      v = step();
-    } catch (error) {
-      return settle(undefined, { error });
-    }
-    settle(v);
-  };
   const r = req as WithState;
   if (preParsed(r) && !Buffer.isBuffer(r.body) && typeof r.body !== 'string') {
     // A body parser ran before us: validate its value (duplicate members can no longer be seen).
-    return run(() =>
-      r.body === undefined
-        ? refusal('body_unreadable')
-        : admit(
-            req,
-            parseValue(r.body, { maxDepth: opts.maxDepth }),
-            Number(req.headers['content-length']) || 0,
-          ),
-    );
+    let v: McpRequest | Refusal;
+    try {
+      v =
+        r.body === undefined
+          ? refusal('body_unreadable')
+          : admit(
+              req,
+              parseValue(r.body, { maxDepth: opts.maxDepth }),
+              Number(req.headers['content-length']) || 0,
+            );
+    } catch (error) {
+      return settleParse(st, undefined, { error });
+    }
+    return settleParse(st, v);
   }
-  if (!isJsonContentType(req.headers['content-type'])) return settle(refusal('unsupported_media_type'));
-  if (preParsed(r)) {
-    return run(() => fromBytes(req, opts, Buffer.isBuffer(r.body) ? r.body : Buffer.from(r.body as string)));
+  if (!isJsonContentType(req.headers['content-type']))
+    return settleParse(st, refusal('unsupported_media_type'));
+  if (preParsed(r))
+    return parseBytes(req, st, opts, Buffer.isBuffer(r.body) ? r.body : Buffer.from(r.body as string));
+  st.parseOpts = opts;
+  readBody(req, opts, parseWhenRead);
+}
+
+/** The raw body is in (or refused): parse it with the options the parse step was started with. */
+function parseWhenRead(raw: Buffer | Refusal, req: IncomingMessage): void {
+  const st = stateOf(req);
+  if (Buffer.isBuffer(raw)) parseBytes(req, st, st.parseOpts!, raw);
+  else settleParse(st, raw);
+}
+
+function parseBytes(req: IncomingMessage, st: State, opts: ResolvedBodyOptions, raw: Buffer): void {
+  let v: McpRequest | Refusal;
+  try {
+    v = fromBytes(req, opts, raw);
+  } catch (error) {
+    return settleParse(st, undefined, { error });
   }
-  readBody(req, opts, (raw) => (Buffer.isBuffer(raw) ? run(() => fromBytes(req, opts, raw)) : settle(raw)));
+  settleParse(st, v);
+}
+
+/** The parse step's outcome: recorded on the state and handed to every waiter. */
+function settleParse(st: State, v: McpRequest | Refusal | undefined, failure?: { error: unknown }): void {
+  if (failure) st.failed = failure;
+  else st.done = v;
+  const waiters = st.parseWaiters!;
+  st.parseWaiters = undefined;
+  for (const w of waiters) w(v, failure);
 }
 
 /**

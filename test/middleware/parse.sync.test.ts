@@ -4,6 +4,7 @@
  * promise API (parseRequest, readRawBody, isBatch) share the same single read and parse.
  */
 import http from 'node:http';
+import net from 'node:net';
 import request from 'supertest';
 import { parse } from '../../middleware/parse';
 import { classifyRevision } from '../../middleware/classifyRevision';
@@ -94,6 +95,104 @@ describe('the promise API shares the callback path', () => {
     });
     await request(server).post('/mcp').set('Content-Type', 'application/json').send('[{"jsonrpc":"2.0"}]');
     expect(verdict).toBe(true);
+  });
+
+  /** A server whose handler starts the shared read; resolves with the parse outcome and the request. */
+  function parsingServer(): {
+    server: http.Server;
+    outcome: Promise<{ result: unknown; req: http.IncomingMessage }>;
+  } {
+    let done!: (v: { result: unknown; req: http.IncomingMessage }) => void;
+    const outcome = new Promise<{ result: unknown; req: http.IncomingMessage }>((r) => (done = r));
+    const server = http.createServer((req, res) => {
+      void parseRequest(req).then((result) => {
+        done({ result, req });
+        if (!res.destroyed) res.end();
+      });
+    });
+    return { server, outcome };
+  }
+
+  const bodyListeners = (req: http.IncomingMessage): number[] =>
+    ['data', 'end', 'error', 'aborted'].map((ev) => req.listenerCount(ev));
+
+  test('a client that goes away mid-body: the waiters get body_unreadable and the listeners come off', async () => {
+    const { server, outcome } = parsingServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const { port } = server.address() as net.AddressInfo;
+      const sock = net.connect(port, '127.0.0.1');
+      await new Promise<void>((r) => sock.once('connect', () => r()));
+      sock.write(
+        'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"jsonrpc":',
+      );
+      // Let the server start reading before the connection drops.
+      await new Promise((r) => setTimeout(r, 50));
+      sock.destroy();
+      let timer: NodeJS.Timeout | undefined;
+      const { result, req } = await Promise.race([
+        outcome,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error('the parse step never settled')), 3000);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      expect(result).toMatchObject({ ok: false, reason: 'body_unreadable' });
+      expect(bodyListeners(req)).toEqual([0, 0, 0, 0]);
+    } finally {
+      server.close();
+    }
+  });
+
+  test('a chunked body over the limit: 413 once the limit is passed, and the listeners come off', async () => {
+    let seen: http.IncomingMessage | undefined;
+    let before: number[] = [];
+    const server = http.createServer((req, res) => {
+      seen = req;
+      before = bodyListeners(req);
+      makeServer('node:http', [parse({ limit: 64 })]).emit('request', req, res);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as net.AddressInfo;
+    // No Content-Length: the body arrives in chunks and only the running size can refuse it.
+    const res = await new Promise<{ status: number }>((resolve, reject) => {
+      const rq = http.request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/mcp',
+          headers: { 'Content-Type': 'application/json' },
+        },
+        (r) => {
+          r.resume();
+          resolve({ status: r.statusCode! });
+        },
+      );
+      rq.on('error', reject);
+      rq.write('{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"pad":"');
+      rq.write('x'.repeat(200));
+      rq.end('"}}');
+    }).finally(() => server.close());
+    expect(seen!.headers['content-length']).toBeUndefined();
+    expect(res.status).toBe(413);
+    // The parse step's four listeners are gone; node adds its own 'end' listener once the answer is sent
+    // before the body was read to its end.
+    const ours = ['data', 'end', 'error', 'aborted'].flatMap((ev) =>
+      seen!.listeners(ev).filter((f) => f.name.startsWith('onBody')),
+    );
+    expect(ours).toEqual([]);
+    expect(bodyListeners(seen!).filter((_, i) => i !== 1)).toEqual(before.filter((_, i) => i !== 1));
+  });
+
+  test('once the body has ended, a late error on the request changes nothing', async () => {
+    const { server, outcome } = parsingServer();
+    await request(server).post('/mcp').set('Content-Type', 'application/json').send(body).expect(200);
+    const { result, req } = await outcome;
+    expect(result).toMatchObject({ kind: 'request', method: 'tools/list' });
+    // The listeners stay (the stream has ended) and do nothing: no throw, the outcome is kept.
+    expect(() => req.emit('error', new Error('late'))).not.toThrow();
+    expect(() => req.emit('aborted')).not.toThrow();
+    expect(await parseRequest(req)).toBe(result);
   });
 
   test('an exception inside the parse step becomes a generic -32603, the stack only in the log', async () => {
