@@ -1,6 +1,7 @@
 /**
- * Server 5: the mcpware full stack inside Express 5, mounted with `app.use('/mcp', ...)`, one router layer per
- * middleware. `BENCH_EXPRESS_MOUNT=compose`: the same stack as one layer, `app.use('/mcp', compose([...]))`.
+ * Server 5: the mcpware full stack inside Express 5, mounted as the README recommends: one router layer,
+ * `app.use('/mcp', compose([...]))`. `BENCH_EXPRESS_MOUNT=layers`: one router layer per middleware,
+ * `app.use('/mcp', ...middlewares)` (what runs before 2026-11-30 measured).
  */
 import express from 'express';
 import http from 'node:http';
@@ -13,7 +14,7 @@ const stack = fullStack('mcpware-express', process.env.BENCH_OUT ?? '.');
 export const app = express();
 app.disable('x-powered-by');
 app.get('/__bench/stats', (req, res) => void serveStats(req, res, stack.stats));
-if (process.env.BENCH_EXPRESS_MOUNT === 'compose') app.use('/mcp', compose(stack.middlewares));
-else app.use('/mcp', ...stack.middlewares);
+if (process.env.BENCH_EXPRESS_MOUNT === 'layers') app.use('/mcp', ...stack.middlewares);
+else app.use('/mcp', compose(stack.middlewares));
 
 if (require.main === module) listen(http.createServer(app), 'mcpware-express');
