@@ -108,6 +108,17 @@ describe('encodeResultText', () => {
         }
       }
     }
+    // A configured hint the dispatcher would have refused (lib callers can pass anything): the same bytes.
+    for (const cache of [
+      { ttlMs: Number.NaN, cacheScope: 'public' },
+      { ttlMs: 5, cacheScope: 'pub"lic' },
+      { ttlMs: undefined, cacheScope: undefined },
+    ] as unknown as EncodeInput['cache'][]) {
+      const input = { era: 'modern' as const, method: 'tools/list', serverInfo: SERVER_INFO, cache };
+      const object = encodeResult({ tools: [] }, input);
+      const text = encodeResultText({ tools: [] }, { ...input, serverInfoJson: SERVER_INFO_JSON });
+      expect((text as { text: string }).text).toBe(JSON.stringify((object as { result: unknown }).result));
+    }
     // The cases above do reach the forms they name.
     expect(
       (
