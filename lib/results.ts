@@ -322,6 +322,9 @@ function plainResultText(
   if (v.toJSON !== undefined) return undefined;
   const modern = input.era === 'modern';
   if (modern && (input.serverInfoJson === undefined || '_meta' in v)) return undefined;
+  // The configured hint is checked before the result is serialized, so a refused one does not serialize it twice.
+  const hint = modern && isCacheable(input.method) ? (input.cache ?? DEFAULT_CACHE_HINT) : undefined;
+  if (hint !== undefined && !validHint(hint.ttlMs, hint.cacheScope)) return undefined;
   const body = JSON.stringify(v);
   // Boxed primitives serialize as primitives; a first key that is a digit may be an array index.
   if (body.charCodeAt(0) !== 0x7b /* { */) return undefined;
@@ -331,11 +334,7 @@ function plainResultText(
   const isError = v.isError === true && Object.prototype.propertyIsEnumerable.call(v, 'isError');
   if (!modern) return { ok: true, text: body, resultType: 'complete', isError };
   let text = body.length > 2 ? `{"resultType":"complete",${body.slice(1, -1)}` : '{"resultType":"complete"';
-  if (isCacheable(input.method)) {
-    const hint = input.cache ?? DEFAULT_CACHE_HINT;
-    if (!validHint(hint.ttlMs, hint.cacheScope)) return undefined;
-    text += `,"ttlMs":${hint.ttlMs},"cacheScope":"${hint.cacheScope}"`;
-  }
+  if (hint !== undefined) text += `,"ttlMs":${hint.ttlMs},"cacheScope":"${hint.cacheScope}"`;
   text += `,"_meta":{${SERVER_INFO_KEY}:${input.serverInfoJson}}}`;
   return { ok: true, text, resultType: 'complete', isError };
 }
