@@ -4,6 +4,7 @@
  *
  * Pure: no I/O. The dispatcher (middleware/dispatch.ts) writes what these functions return.
  */
+import { encodedText } from './encoded.js';
 import { type Era, ErrorCode } from './errors.js';
 import { foldMethod } from './fold.js';
 import { META } from './meta.js';
@@ -310,7 +311,8 @@ export function encodeResultText(
  * protocol fields (`resultType`, `ttlMs`, `cacheScope`), no `toJSON`, no array-index keys (which would sort
  * before `resultType` in the copy) and, when modern, no `_meta` and the server info already encoded. Its text is
  * then the handler's own JSON with the protocol members written around it: the same bytes the copy would give.
- * Anything else is `undefined` (the general path decides).
+ * Anything else is `undefined` (the general path decides). An `encodedOnce()` copy (lib/encoded.ts: the tool list
+ * of a static registry) is written from the JSON text it carries.
  */
 function plainResultText(
   value: unknown,
@@ -325,7 +327,8 @@ function plainResultText(
   // The configured hint is checked before the result is serialized, so a refused one does not serialize it twice.
   const hint = modern && isCacheable(input.method) ? (input.cache ?? DEFAULT_CACHE_HINT) : undefined;
   if (hint !== undefined && !validHint(hint.ttlMs, hint.cacheScope)) return undefined;
-  const body = JSON.stringify(v);
+  // A result serialized once for many requests (lib/encoded.ts) is written from its stored text.
+  const body = encodedText(v) ?? JSON.stringify(v);
   // Boxed primitives serialize as primitives; a first key that is a digit may be an array index.
   if (body.charCodeAt(0) !== 0x7b /* { */) return undefined;
   const first = body.charCodeAt(2);

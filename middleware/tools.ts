@@ -13,7 +13,8 @@
  */
 import Ajv2020 from 'ajv/dist/2020.js';
 import type { IncomingMessage } from 'node:http';
-import { ErrorCode, McpError } from '../lib/errors.js';
+import { deepFreeze, encodedOnce } from '../lib/encoded.js';
+import { type Era, ErrorCode, McpError } from '../lib/errors.js';
 import type { JsonObject } from '../lib/jsonrpc.js';
 import { type InputRequiredResult, isInputRequiredResult } from '../lib/mrtr.js';
 import { type ParamHeader, checkParamHeaders, paramHeaders as scanParamHeaders } from '../lib/xmcpheader.js';
@@ -210,21 +211,13 @@ interface Entry {
   params: readonly ParamHeader[];
   /** Whether the outputSchema may be shown to 2025-11-25 clients (root `type: "object"` there). */
   legacyOutput: boolean;
+  /** The static descriptive fields (title, description, annotations, icons, _meta), copied and frozen. */
+  statics: Readonly<Record<string, unknown>>;
+  /** The definition every caller sees when the tool has no describe(), per revision (frozen, shared). */
+  defs: Readonly<Record<Era, ToolDefinition>>;
 }
 
 const isObj = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
-
-function deepFreeze<T>(v: T): T {
-  const stack: unknown[] = [v];
-  while (stack.length > 0) {
-    const x = stack.pop();
-    if (x !== null && typeof x === 'object' && !Object.isFrozen(x)) {
-      Object.freeze(x);
-      for (const k of Object.keys(x)) stack.push((x as Record<string, unknown>)[k]);
-    }
-  }
-  return v;
-}
 
 function clip(s: string, max = 64): string {
   return s.length > max ? s.slice(0, max) + '…' : s;
@@ -308,6 +301,10 @@ export class ToolRegistry {
   readonly [CHANGES] = this.changes;
 
   readonly #entries = new Map<string, Entry>();
+  /** How many registered tools have describe() (per-caller definitions). */
+  #dynamic = 0;
+  /** The whole tool list per revision while every tool is static: serialized once (lib/encoded.ts). */
+  #lists: Partial<Record<Era, ToolList>> = {};
   readonly #compiler: SchemaCompiler;
   readonly #pageSize: number;
   readonly #unknownTool: ToolRegistryOptions['unknownTool'];
@@ -375,16 +372,26 @@ export class ToolRegistry {
       names.add(name);
       prepared.push(entry);
     }
-    for (const e of prepared) this.#entries.set(e.tool.name, e);
-    if (prepared.length > 0) this.changes.listChanged();
+    for (const e of prepared) {
+      this.#entries.set(e.tool.name, e);
+      if (e.tool.describe !== undefined) this.#dynamic++;
+    }
+    if (prepared.length > 0) {
+      this.#lists = {};
+      this.changes.listChanged();
+    }
     return this;
   }
 
   /** Remove a tool. Returns whether it was registered. */
   remove(name: string): boolean {
-    const removed = this.#entries.delete(name);
-    if (removed) this.changes.listChanged();
-    return removed;
+    const entry = this.#entries.get(name);
+    if (entry === undefined) return false;
+    this.#entries.delete(name);
+    if (entry.tool.describe !== undefined) this.#dynamic--;
+    this.#lists = {};
+    this.changes.listChanged();
+    return true;
   }
 
   /** Registered names, in registration order (whatever any caller may see). */
@@ -447,10 +454,33 @@ export class ToolRegistry {
 
   /** list() for the dispatcher: synchronous when no tool has describe(). */
   #listNow(params: JsonObject, ctx: CallContext): ToolList | Promise<ToolList> {
+    const whole = this.#wholeList(params, ctx);
+    if (whole !== undefined) return whole;
     const visible = this.#visible(ctx);
     return visible instanceof Promise
       ? visible.then((v) => this.#page(v, params))
       : this.#page(visible, params);
+  }
+
+  /**
+   * The whole list, the same object for every request of a revision, when the answer cannot depend on the
+   * caller or the request: every tool static, no tool filter views, the first page holding every tool. It is
+   * what `#page(#visible())` gives, as an `encodedOnce()` copy: serialized once, frozen, written from its text.
+   */
+  #wholeList(params: JsonObject, ctx: CallContext): ToolList | undefined {
+    if (this.#dynamic > 0) return undefined;
+    const cursor = params?.cursor;
+    if (cursor !== undefined && cursor !== null && cursor !== '') return undefined;
+    if (this.#pageSize > 0 && this.#entries.size > this.#pageSize) return undefined;
+    if (toolViewsOf(ctx.locals).length > 0) return undefined;
+    const era: Era = ctx.era === 'modern' ? 'modern' : 'legacy';
+    let list = this.#lists[era];
+    if (list === undefined) {
+      const tools: ToolDefinition[] = [];
+      for (const e of this.#entries.values()) tools.push(e.defs[era]);
+      list = this.#lists[era] = encodedOnce({ tools });
+    }
+    return list;
   }
 
   /**
@@ -599,6 +629,7 @@ export class ToolRegistry {
           ? tool.outputSchema
           : deepFreeze(structuredClone(tool.outputSchema));
     }
+    const statics = staticFields(tool, where);
     const headers = scanParamHeaders(inputSchema);
     if (!headers.ok) throw new TypeError(`${where}: invalid x-mcp-header annotation: ${headers.error}`);
     const compile = (schema: JsonSchema, which: string): SchemaValidator => {
@@ -612,21 +643,26 @@ export class ToolRegistry {
     };
     const validateInput = compile(inputSchema, 'inputSchema');
     const validateOutput = outputSchema === undefined ? undefined : compile(outputSchema, 'outputSchema');
+    const legacyOutput = isObj(outputSchema) && outputSchema.type === 'object';
+    const shape = { tool, inputSchema, outputSchema, legacyOutput, statics };
     return {
-      tool,
-      inputSchema,
-      outputSchema,
+      ...shape,
       validateInput,
       validateOutput,
       params: Object.freeze(headers.params),
-      legacyOutput: isObj(outputSchema) && outputSchema.type === 'object',
+      defs: Object.freeze({
+        legacy: Object.freeze(definition(shape, undefined, 'legacy')),
+        modern: Object.freeze(definition(shape, undefined, 'modern')),
+      }),
     };
   }
 
   /** This caller's definition of a tool, or `undefined` when hidden. A failing describe() hides the tool. */
   /** The tool's definition for this request: synchronous for a static tool, a promise when it has describe(). */
   #describe(e: Entry, ctx: CallContext): ToolDefinition | undefined | Promise<ToolDefinition | undefined> {
-    return e.tool.describe ? this.#describeDynamic(e, ctx) : this.#definition(e, undefined, ctx);
+    return e.tool.describe
+      ? this.#describeDynamic(e, ctx)
+      : e.defs[ctx.era === 'modern' ? 'modern' : 'legacy'];
   }
 
   async #describeDynamic(e: Entry, ctx: CallContext): Promise<ToolDefinition | undefined> {
@@ -651,20 +687,9 @@ export class ToolRegistry {
         return undefined;
       }
     }
-    return this.#definition(e, d, ctx);
-  }
-
-  #definition(e: Entry, d: ToolDescription | undefined | null | false, ctx: CallContext): ToolDefinition {
-    const t = e.tool;
-    const def: ToolDefinition = { name: t.name, inputSchema: e.inputSchema };
-    const src: Record<string, unknown> = d ? { ...pickStatic(t), ...d } : pickStatic(t);
-    for (const k of Object.keys(src)) {
-      if (k === 'name' || k === 'inputSchema' || k === 'outputSchema' || src[k] === undefined) continue;
-      def[k] = src[k];
-    }
-    if (e.outputSchema !== undefined && (ctx.era === 'modern' || e.legacyOutput))
-      def.outputSchema = e.outputSchema;
-    return def;
+    return d
+      ? definition(e, d, ctx.era === 'modern' ? 'modern' : 'legacy')
+      : e.defs[ctx.era === 'modern' ? 'modern' : 'legacy'];
   }
 
   #checkResult(e: Entry, r: unknown, ctx: CallContext): CallToolResult {
@@ -750,14 +775,46 @@ function expose(
   return out;
 }
 
-function pickStatic(t: Tool): Record<string, unknown> {
+/**
+ * A tool's definition for one revision: name and inputSchema, then the static fields with what describe()
+ * returned over them (`d`), then the outputSchema where that revision may see it.
+ */
+function definition(
+  e: Pick<Entry, 'tool' | 'inputSchema' | 'outputSchema' | 'legacyOutput' | 'statics'>,
+  d: ToolDescription | undefined,
+  era: Era,
+): ToolDefinition {
+  const def: ToolDefinition = { name: e.tool.name, inputSchema: e.inputSchema };
+  const src: Record<string, unknown> = d ? { ...e.statics, ...d } : e.statics;
+  for (const k of Object.keys(src)) {
+    if (k === 'name' || k === 'inputSchema' || k === 'outputSchema' || src[k] === undefined) continue;
+    def[k] = src[k];
+  }
+  if (e.outputSchema !== undefined && (era === 'modern' || e.legacyOutput)) def.outputSchema = e.outputSchema;
+  return def;
+}
+
+/**
+ * A tool's static descriptive fields as `tools/list` shows them, read once at registration: their JSON parsed
+ * back and frozen (like the schemas), so a later change to the tool object does not reach the list (use
+ * describe() for definitions that change). Throws a TypeError for a value JSON cannot hold (a BigInt, a cycle).
+ */
+function staticFields(t: Tool, where: string): Readonly<Record<string, unknown>> {
   const out: Record<string, unknown> = {};
   if (t.title !== undefined) out.title = t.title;
   if (t.description !== undefined) out.description = t.description;
   if (t.annotations !== undefined) out.annotations = t.annotations;
   if (t.icons !== undefined) out.icons = t.icons;
   if (t._meta !== undefined) out._meta = t._meta;
-  return out;
+  let text: string;
+  try {
+    text = JSON.stringify(out);
+  } catch (err) {
+    throw new TypeError(
+      `${where}: title, description, annotations, icons and _meta must be JSON values (${err instanceof Error ? err.message : String(err)})`,
+    );
+  }
+  return deepFreeze(JSON.parse(text) as Record<string, unknown>);
 }
 
 function badRegistryOption(option: string, value: unknown, expected: string): TypeError {
