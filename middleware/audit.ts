@@ -640,42 +640,63 @@ export function audit(options: AuditOptions): AuditMiddleware {
   };
 
   // Shared by every request: the response's write/end replacements and its two listeners get the response as
-  // `this` and find the request's state under this instance's own key. Nothing is allocated per request but
-  // that state.
+  // `this` and find the request's state in `req.locals` (mcpware's own object, `res.req` leads to it) under this
+  // instance's own key. Not on the response: under Express (which swaps the response's prototype) each property
+  // added to a response object gives it a hidden class of its own, a map and a descriptor copy per request that
+  // the collector must then trace too. Not in closures made per request either, which measured dearer still
+  // (bench/NOTES.md: the full stack on node:http counted 212k → 387k instructions per request). Replacing
+  // `write` and `end` themselves (own properties) cannot be helped: that is how the bytes are counted.
   const tracking = Symbol('mcpware.audit');
-  type Tracked = ServerResponse & { [tracking]?: Tracking };
-  function countingWrite(this: Tracked, chunk: Chunk, encoding?: unknown): boolean {
-    const t = this[tracking]!;
+  type Marked = RequestLocals & { [tracking]?: Tracking };
+  const trackingOf = (res: ServerResponse): Tracking | undefined =>
+    (res.req?.locals as Marked | undefined)?.[tracking];
+  function lost(t: Tracking | undefined): t is undefined {
+    if (t !== undefined) return false;
+    safe(
+      onError,
+      new Error(
+        'audit: req.locals was replaced during a request, so its record is lost (add to req.locals, never replace it)',
+      ),
+    );
+    return true;
+  }
+  function countingWrite(this: ServerResponse, chunk: Chunk, encoding?: unknown): boolean {
+    const t = trackingOf(this);
+    // Without the state (req.locals replaced) the response's prototype writes: the bytes are not counted.
+    // eslint-disable-next-line prefer-rest-params -- passes the caller's arguments through untouched
+    if (t === undefined) return protoOf(this).write.apply(this, arguments as unknown as unknown[]);
     t.bytesOut += chunkBytes(chunk, encoding);
     // eslint-disable-next-line prefer-rest-params -- passes the caller's arguments through untouched
     return t.write.apply(this, arguments as unknown as unknown[]);
   }
-  function countingEnd(this: Tracked, chunk?: Chunk, encoding?: unknown): ServerResponse {
-    const t = this[tracking]!;
+  function countingEnd(this: ServerResponse, chunk?: Chunk, encoding?: unknown): ServerResponse {
+    const t = trackingOf(this);
+    // eslint-disable-next-line prefer-rest-params -- passes the caller's arguments through untouched
+    if (t === undefined) return protoOf(this).end.apply(this, arguments as unknown as unknown[]);
     if (typeof chunk !== 'function') t.bytesOut += chunkBytes(chunk, encoding);
     // eslint-disable-next-line prefer-rest-params -- passes the caller's arguments through untouched
     return t.end.apply(this, arguments as unknown as unknown[]);
   }
-  function onFinish(this: Tracked): void {
-    const t = this[tracking];
+  function onFinish(this: ServerResponse): void {
+    const t = trackingOf(this);
     if (t === undefined || t.done) return;
     t.done = true;
     report(this, t, true);
   }
-  function onClose(this: Tracked): void {
-    const t = this[tracking];
-    if (t === undefined || t.done) return;
+  function onClose(this: ServerResponse): void {
+    // 'close' comes last, once per response: the place to say that a record was lost.
+    const t = trackingOf(this);
+    if (lost(t) || t.done) return;
     t.done = true;
     report(this, t, this.writableFinished);
   }
 
   const middleware: Middleware = function mcpAudit(req, res, next) {
-    const tracked = res as Tracked;
-    localsOf(req);
+    const locals = localsOf(req) as Marked;
     // One record per request, even if the chain runs this instance twice.
-    if (tracked[tracking] === undefined) {
+    if (locals[tracking] === undefined) {
       // Count body bytes as they pass (only lengths are summed; nothing is kept).
-      tracked[tracking] = {
+      locals[tracking] = {
         req,
         startedAt: Date.now(),
         start: performance.now(),
@@ -699,6 +720,11 @@ export function audit(options: AuditOptions): AuditMiddleware {
 }
 
 /** What audit keeps per request (on the response) until the record is written. */
+/** The response's prototype: what write/end fall back to when audit's state is gone (see countingWrite). */
+function protoOf(res: ServerResponse): Pick<Tracking, 'write' | 'end'> {
+  return Object.getPrototypeOf(res) as Pick<Tracking, 'write' | 'end'>;
+}
+
 interface Tracking {
   readonly req: IncomingMessage;
   /** Arrival, ms since the epoch. */

@@ -9,7 +9,7 @@ import { type ParseResult, isBatchBytes, parseMessage, parseValue } from '../lib
 import { type ClassifyOptions, type ClassifyResult, classifyRevision } from '../lib/classify.js';
 import { type McpRequest, toMcpRequest } from '../lib/request.js';
 import { localsOf, sendInternalError, sendRefusal } from './respond.js';
-import type { Logger } from './types.js';
+import type { Logger, RequestLocals } from './types.js';
 
 export const DEFAULT_BODY_LIMIT = 4 * 1024 * 1024;
 
@@ -31,7 +31,12 @@ type RawWaiter = (raw: Buffer | Refusal, req: IncomingMessage) => void;
 /** What the shared parse step hands to those waiting for it: the result, or the exception it hit. */
 type ParseWaiter = (result: McpRequest | Refusal | undefined, failure?: { error: unknown }) => void;
 
-/** Internal per-request state, under a registered symbol so two copies of the package still share it. */
+/**
+ * Internal per-request state, under a registered symbol so two copies of the package still share it. It is kept
+ * in `req.locals`, not on the request itself: under Express (which swaps the request's prototype) every property
+ * added to a request object makes it a new hidden class, with a map and descriptor copy that the garbage
+ * collector must then also trace; the locals object is mcpware's own, created with the same shape every time.
+ */
 interface State {
   /** The raw body once read (or the refusal), and those waiting while it is read. */
   rawDone?: Buffer | Refusal;
@@ -53,11 +58,21 @@ interface State {
   classified?: ClassifyResult;
 }
 const STATE = Symbol.for('mcpware.state');
-type WithState = IncomingMessage & { [STATE]?: State; body?: unknown; _body?: boolean };
+type WithState = IncomingMessage & { body?: unknown; _body?: boolean };
+type LocalsWithState = RequestLocals & { [STATE]?: State };
 
 function stateOf(req: IncomingMessage): State {
-  const r = req as WithState;
-  return (r[STATE] ??= {});
+  return ((localsOf(req) as LocalsWithState)[STATE] ??= {});
+}
+
+/**
+ * The state of a body read in progress, for the stream's listeners: `undefined` when there is none, which only
+ * happens when something replaced `req.locals` while the body was being read (the listeners then do nothing
+ * rather than throw inside the stream).
+ */
+function readingState(req: IncomingMessage): State | undefined {
+  const st = (req.locals as LocalsWithState | undefined)?.[STATE];
+  return st?.chunks === undefined && st?.rawDone === undefined ? undefined : st;
 }
 
 const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 * 1024, gb: 1024 * 1024 * 1024 };
@@ -163,8 +178,8 @@ function settleRaw(req: IncomingMessage, st: State, v: Buffer | Refusal): void {
 
 /** The read ends early (too large, an error, an abort): the listeners come off, the waiters get `v`. */
 function stopReading(req: IncomingMessage, v: Refusal): void {
-  const st = stateOf(req);
-  if (st.rawDone !== undefined) return;
+  const st = readingState(req);
+  if (st === undefined || st.rawDone !== undefined) return;
   req.removeListener('data', onBodyData);
   req.removeListener('end', onBodyEnd);
   req.removeListener('error', onBodyError);
@@ -173,8 +188,8 @@ function stopReading(req: IncomingMessage, v: Refusal): void {
 }
 
 function onBodyData(this: IncomingMessage, chunk: Buffer): void {
-  const st = stateOf(this);
-  if (st.rawDone !== undefined) return;
+  const st = readingState(this);
+  if (st === undefined || st.rawDone !== undefined) return;
   const size = (st.size = st.size! + chunk.length);
   if (size > st.limit!) {
     this.pause();
@@ -185,10 +200,10 @@ function onBodyData(this: IncomingMessage, chunk: Buffer): void {
 }
 
 function onBodyEnd(this: IncomingMessage): void {
-  const st = stateOf(this);
+  const st = readingState(this);
   // The stream has ended: none of the four listeners can run again with effect (`rawDone` guards them), so
   // they are left on the request rather than removed one by one.
-  if (st.rawDone !== undefined) return;
+  if (st === undefined || st.rawDone !== undefined) return;
   const chunks = st.chunks!;
   settleRaw(this, st, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, st.size));
 }
@@ -371,7 +386,7 @@ export function whenParsed(
  * `parse()` use it to go on synchronously, without a promise and a microtask per middleware per request.
  */
 export function parsedNow(req: IncomingMessage): McpRequest | Refusal | undefined {
-  return (req as WithState)[STATE]?.done;
+  return (req.locals as LocalsWithState | undefined)?.[STATE]?.done;
 }
 
 /**

@@ -504,33 +504,36 @@ export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
     durationBy(method, outcome).observe((performance.now() - start) / 1000);
   }
 
-  // One pair of listeners shared by every request (they get the response as `this`); what a request needs
-  // is kept on its response under this instance's own key and cleared once the request is recorded.
+  // One pair of listeners shared by every request (they get the response as `this`); what a request needs is
+  // kept in `req.locals` (mcpware's own object, `res.req` leads to it) under this instance's own key, not on the
+  // response (under Express each property added to a response object costs it a hidden class of its own) nor in
+  // closures made per request (dearer still: see audit). A request whose `req.locals` was replaced before it
+  // ended is not measured.
   const tracking = Symbol('mcpware.metrics');
-  type Tracked = ServerResponse & { [tracking]?: { req: IncomingMessage; start: number } | undefined };
-  const finish = (res: Tracked, finished: boolean): void => {
-    const t = res[tracking];
-    if (t === undefined) return;
-    res[tracking] = undefined;
+  type Marked = RequestLocals & { [tracking]?: { start: number; done: boolean } };
+  const finish = (res: ServerResponse, finished: boolean): void => {
+    const req = res.req;
+    const t = (req?.locals as Marked | undefined)?.[tracking];
+    if (t === undefined || t.done) return;
+    t.done = true;
     try {
-      record(t.req, res, t.start, finished);
+      record(req, res, t.start, finished);
     } catch {
       // Metrics must never affect the answer.
     }
   };
-  function onFinish(this: Tracked): void {
+  function onFinish(this: ServerResponse): void {
     finish(this, true);
   }
-  function onClose(this: Tracked): void {
+  function onClose(this: ServerResponse): void {
     finish(this, this.writableFinished);
   }
 
   const mw = function mcpMetrics(req, res, next) {
-    localsOf(req);
-    const tracked = res as Tracked;
+    const locals = localsOf(req) as Marked;
     // One record per request, even if the chain runs this instance twice.
-    if (!Object.prototype.hasOwnProperty.call(tracked, tracking)) {
-      tracked[tracking] = { req, start: performance.now() };
+    if (locals[tracking] === undefined) {
+      locals[tracking] = { start: performance.now(), done: false };
       res.on('finish', onFinish);
       res.on('close', onClose);
     }

@@ -35,6 +35,8 @@ function answer(
 ): void {
   const req = {} as IncomingMessage;
   const res = Object.assign(new EventEmitter(), {
+    // node:http's ServerResponse points back at its request (the middleware finds its state through it).
+    req,
     statusCode: opts.status ?? 200,
     writableFinished: opts.closedEarly !== true,
   }) as unknown as ServerResponse;
