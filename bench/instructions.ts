@@ -70,6 +70,11 @@ async function count(
     // (bench/NOTES.md). The predictable schedule fixes all three (and the young generation at 4 MB, which its
     // implication sets whatever else is asked): three counts then agree within ~1 %.
     '--predictable-gc-schedule',
+    // V8 draws a random hash seed per process and builds its hash tables' seed data from it at startup, a search
+    // whose cost varies by millions of instructions between processes (7 M between two runs of `node -e 0`): over
+    // the 6,000 requests the two counts differ by, ±1k instructions per request. A fixed seed costs the same in
+    // every run (5.6k apart).
+    '--hash-seed=1',
     path.join(build, 'bench', 'inproc.js'),
     server,
     workload,
