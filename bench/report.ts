@@ -542,7 +542,8 @@ function renderInstructions(r: Results, instr: InstructionResults): string[] {
       'requests after the same warm-up, over the difference in requests, with the garbage collector and the ' +
       "compiler on the main thread (`--single-threaded`) and V8's predictable garbage collection schedule " +
       '(`--predictable-gc-schedule`: a fixed 4 MB young generation, fixed heap growing, no memory reducer), so ' +
-      "that the collector's schedule does not depend on how fast valgrind runs. Not counted: the HTTP parser, " +
+      "that the collector's schedule does not depend on how fast valgrind runs, and a fixed hash seed " +
+      "(`--hash-seed=1`), so that V8's start-up work is the same in both runs. Not counted: the HTTP parser, " +
       'the kernel and the load generator, which the load tests include; and cache misses. Repeated counts of ' +
       'the minimal stack agree within ~1 % (bench/NOTES.md).',
   );
