@@ -719,12 +719,12 @@ export function audit(options: AuditOptions): AuditMiddleware {
   });
 }
 
-/** What audit keeps per request (on the response) until the record is written. */
 /** The response's prototype: what write/end fall back to when audit's state is gone (see countingWrite). */
 function protoOf(res: ServerResponse): Pick<Tracking, 'write' | 'end'> {
   return Object.getPrototypeOf(res) as Pick<Tracking, 'write' | 'end'>;
 }
 
+/** What audit keeps per request (in `req.locals`) until the record is written. */
 interface Tracking {
   readonly req: IncomingMessage;
   /** Arrival, ms since the epoch. */

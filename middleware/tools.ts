@@ -473,7 +473,7 @@ export class ToolRegistry {
     if (cursor !== undefined && cursor !== null && cursor !== '') return undefined;
     if (this.#pageSize > 0 && this.#entries.size > this.#pageSize) return undefined;
     if (toolViewsOf(ctx.locals).length > 0) return undefined;
-    const era: Era = ctx.era === 'modern' ? 'modern' : 'legacy';
+    const era = eraOf(ctx);
     let list = this.#lists[era];
     if (list === undefined) {
       const tools: ToolDefinition[] = [];
@@ -657,12 +657,12 @@ export class ToolRegistry {
     };
   }
 
-  /** This caller's definition of a tool, or `undefined` when hidden. A failing describe() hides the tool. */
-  /** The tool's definition for this request: synchronous for a static tool, a promise when it has describe(). */
+  /**
+   * This caller's definition of a tool, or `undefined` when hidden (a failing describe() hides the tool):
+   * synchronous for a static tool, a promise when it has describe().
+   */
   #describe(e: Entry, ctx: CallContext): ToolDefinition | undefined | Promise<ToolDefinition | undefined> {
-    return e.tool.describe
-      ? this.#describeDynamic(e, ctx)
-      : e.defs[ctx.era === 'modern' ? 'modern' : 'legacy'];
+    return e.tool.describe ? this.#describeDynamic(e, ctx) : e.defs[eraOf(ctx)];
   }
 
   async #describeDynamic(e: Entry, ctx: CallContext): Promise<ToolDefinition | undefined> {
@@ -687,9 +687,7 @@ export class ToolRegistry {
         return undefined;
       }
     }
-    return d
-      ? definition(e, d, ctx.era === 'modern' ? 'modern' : 'legacy')
-      : e.defs[ctx.era === 'modern' ? 'modern' : 'legacy'];
+    return d ? definition(e, d, eraOf(ctx)) : e.defs[eraOf(ctx)];
   }
 
   #checkResult(e: Entry, r: unknown, ctx: CallContext): CallToolResult {
@@ -773,6 +771,11 @@ function expose(
     );
   }
   return out;
+}
+
+/** The revision whose definitions a request sees (legacy unless the request is modern). */
+function eraOf(ctx: CallContext): Era {
+  return ctx.era === 'modern' ? 'modern' : 'legacy';
 }
 
 /**
