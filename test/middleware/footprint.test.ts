@@ -33,18 +33,9 @@ import { FLAVOURS, type Flavour } from '../helpers/servers';
 const KEY = 'footprint-key-0123456789abcdef';
 const quiet = { error() {} };
 
-function fullStack(lines: string[]): Middleware[] {
-  const tools = new ToolRegistry({
-    logger: quiet,
-    tools: [
-      {
-        name: 'echo',
-        inputSchema: { type: 'object', properties: { text: { type: 'string' } } },
-        call: (args) => textResult(String(args.text)),
-      },
-    ],
-  });
-  const logger = winston.createLogger({
+/** A real winston logger in audit's format whose lines land in `lines`. */
+function lineLogger(lines: string[]): winston.Logger {
+  return winston.createLogger({
     format: auditJsonFormat(),
     transports: [
       new winston.transports.Stream({
@@ -57,6 +48,20 @@ function fullStack(lines: string[]): Middleware[] {
       }),
     ],
   });
+}
+
+function fullStack(lines: string[]): Middleware[] {
+  const tools = new ToolRegistry({
+    logger: quiet,
+    tools: [
+      {
+        name: 'echo',
+        inputSchema: { type: 'object', properties: { text: { type: 'string' } } },
+        call: (args) => textResult(String(args.text)),
+      },
+    ],
+  });
+  const logger = lineLogger(lines);
   const m = metrics({ registry: new Registry(), tools: ['echo'] });
   return [
     audit({ logger }),
@@ -186,19 +191,7 @@ describe.each(FLAVOURS)('req.locals replaced after audit() and metrics() on %s',
   test('the answer is intact; audit says its record is lost, metrics skips the request', async () => {
     const lines: string[] = [];
     const errors: string[] = [];
-    const logger = winston.createLogger({
-      format: auditJsonFormat(),
-      transports: [
-        new winston.transports.Stream({
-          stream: new Writable({
-            write(chunk: Buffer, _enc, cb) {
-              lines.push(chunk.toString());
-              cb();
-            },
-          }),
-        }),
-      ],
-    });
+    const logger = lineLogger(lines);
     const registry = new Registry();
     const m = metrics({ registry });
     const replacer: Middleware = (req, res) => {
