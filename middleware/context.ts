@@ -134,8 +134,8 @@ function preParsed(req: WithState): boolean {
  * Read the raw body under the limit and hand it to `cb`, synchronously from the stream's `end` event (or at once
  * when it was read before). Shared: the first caller reads, later ones wait for the same bytes. Callbacks must
  * not throw. A callback rather than a promise: the hot path (parse, then the next middleware) makes no promise
- * and waits for no microtask. The stream's listeners are shared functions that find the read's state on the
- * request (`this`): a request makes no closure for them.
+ * and waits for no microtask. The stream's listeners are shared functions that find the read's state through
+ * the request (`this`, its `req.locals`): a request makes no closure for them.
  */
 function readBody(req: IncomingMessage, opts: ResolvedBodyOptions, cb: RawWaiter): void {
   const st = stateOf(req);
