@@ -27,10 +27,14 @@ export interface InstructionResults {
   rows: { server: InprocServer; workload: string; perRequest: number; totals: [number, number] }[];
 }
 
-const SMALL = 2000;
-const LARGE = 8000;
+export const SMALL = 2000;
+export const LARGE = 8000;
 
-function run(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; out: string }> {
+export function run(
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number; out: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -51,15 +55,27 @@ export async function valgrindVersion(): Promise<string | undefined> {
   }
 }
 
-async function count(
+/** How a server is counted: where callgrind writes its profile, V8's perf map, middlewares left out. */
+export interface CountOptions {
+  /** callgrind's output file (default: none written). */
+  outFile?: string;
+  /** Have V8 write `/tmp/perf-<pid>.map`, which names the code it compiles (bench/functions.ts). */
+  perfMap?: boolean;
+  /** `BENCH_WITHOUT`: middlewares of the full stack to leave out (bench/servers/stack.ts). */
+  without?: string;
+}
+
+/** Runs the in-process harness under callgrind; resolves to the total instructions counted. */
+export async function count(
   build: string,
   server: InprocServer,
   workload: string,
   requests: number,
+  options: CountOptions = {},
 ): Promise<number> {
   const args = [
     '--tool=callgrind',
-    '--callgrind-out-file=/dev/null',
+    `--callgrind-out-file=${options.outFile ?? '/dev/null'}`,
     // V8 writes the code it compiles into memory valgrind must re-read.
     '--smc-check=all-non-file',
     process.execPath,
@@ -75,6 +91,7 @@ async function count(
     // the 6,000 requests the two counts differ by, ±1k instructions per request. A fixed seed costs the same in
     // every run (5.6k apart).
     '--hash-seed=1',
+    ...(options.perfMap ? ['--perf-basic-prof'] : []),
     path.join(build, 'bench', 'inproc.js'),
     server,
     workload,
@@ -82,7 +99,8 @@ async function count(
   ];
   // The audit logger writes through winston's whole pipeline into a stream that drops the lines: no file I/O
   // (the thread pool would run outside the count).
-  const env = { ...process.env, BENCH_AUDIT_TRANSPORT: 'discard', BENCH_OUT: os.tmpdir() };
+  const env: NodeJS.ProcessEnv = { ...process.env, BENCH_AUDIT_TRANSPORT: 'discard', BENCH_OUT: os.tmpdir() };
+  if (options.without !== undefined) env.BENCH_WITHOUT = options.without;
   const r = await run('valgrind', args, env);
   const m = /I\s+refs:\s+([\d,]+)/.exec(r.out);
   if (r.code !== 0 || !m)
