@@ -537,7 +537,8 @@ function renderInstructions(r: Results, instr: InstructionResults): string[] {
     `Counted from ${instr.startedAt} to ${instr.finishedAt} by \`npm run bench -- --instructions\` ` +
       `(${instr.valgrind}, node ${instr.node}). Each server's own handler (the code its process runs) is driven ` +
       'in process by bench/inproc.ts: real `IncomingMessage`/`ServerResponse` objects over a socket that drops ' +
-      'what is written, 32 requests in flight, the audit log going through winston into a stream that drops ' +
+      'what is written, 32 requests in flight and at most one per connection per turn of the event loop (as a ' +
+      'server with 32 connections gets them), the audit log going through winston into a stream that drops ' +
       `its lines. Per request: the difference between runs of ${instr.requests[1]} and ${instr.requests[0]} ` +
       'requests after the same warm-up, over the difference in requests, with the garbage collector and the ' +
       "compiler on the main thread (`--single-threaded`) and V8's predictable garbage collection schedule " +
