@@ -53,7 +53,8 @@ async function profile(
   dir: string,
 ): Promise<Map<string, number>> {
   const outFile = path.join(dir, `${v.server}.${requests}.${process.hrtime.bigint()}.cg`);
-  await count(BUILD, v.server, workload, requests, { outFile, perfMap: true, without: v.without });
+  // In `dir`, which goes when the run is over: V8 leaves an isolate log in its working directory.
+  await count(BUILD, v.server, workload, requests, { outFile, perfMap: true, without: v.without, cwd: dir });
   let mapFile: string | undefined;
   try {
     const pid = callgrindPid(fs.readFileSync(outFile, 'utf8').slice(0, 4096));

@@ -34,9 +34,10 @@ export function run(
   cmd: string,
   args: string[],
   env: NodeJS.ProcessEnv,
+  cwd?: string,
 ): Promise<{ code: number; out: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -61,6 +62,8 @@ export interface CountOptions {
   outFile?: string;
   /** Have V8 write `/tmp/perf-<pid>.map`, which names the code it compiles (bench/functions.ts). */
   perfMap?: boolean;
+  /** The directory node runs in: with `perfMap`, V8 also writes an `isolate-*.log` there. */
+  cwd?: string;
   /** `BENCH_WITHOUT`: middlewares of the full stack to leave out (bench/servers/stack.ts). */
   without?: string;
 }
@@ -101,7 +104,7 @@ export async function count(
   // (the thread pool would run outside the count).
   const env: NodeJS.ProcessEnv = { ...process.env, BENCH_AUDIT_TRANSPORT: 'discard', BENCH_OUT: os.tmpdir() };
   if (options.without !== undefined) env.BENCH_WITHOUT = options.without;
-  const r = await run('valgrind', args, env);
+  const r = await run('valgrind', args, env, options.cwd);
   const m = /I\s+refs:\s+([\d,]+)/.exec(r.out);
   if (r.code !== 0 || !m)
     throw new Error(`${server} ${workload} (${requests} requests) failed:\n${r.out.slice(-2000)}`);
