@@ -101,6 +101,8 @@ export async function drive(handler: RequestListener, w: Workload, n: number): P
   let started = 0;
   let inFlight = 0;
   let finished = 0;
+  // BENCH_INPROC_WARMUP=0 asks for no warm-up at all.
+  if (n <= 0) return result;
   await new Promise<void>((resolve) => {
     const done = (): void => {
       inFlight--;

@@ -77,4 +77,10 @@ describe('bench/inproc drive()', () => {
     );
     expect(wrongId.failed).toBe(3);
   });
+
+  it('returns at once for no requests (BENCH_INPROC_WARMUP=0)', async () => {
+    let calls = 0;
+    await expect(drive(() => calls++, w, 0)).resolves.toEqual({ failed: 0, firstFailure: '' });
+    expect(calls).toBe(0);
+  });
 });
