@@ -35,6 +35,8 @@ export const SMALL_HEAP_FLAGS: readonly string[] = Object.freeze([
 export const SERVERS: readonly ServerSpec[] = Object.freeze([
   { id: 'bare', label: 'bare node:http (fixed answer)', modern: true },
   { id: 'express', label: 'Express 5 + express.json', modern: true },
+  // Not one of the seven: the ceiling of any handler mounted in Express (bench/servers/express-floor.ts).
+  { id: 'express-floor', label: 'bare handler mounted in Express 5 (the ceiling)', modern: true },
   { id: 'sdk-v1', label: 'official SDK v1 (stateless)', modern: false },
   { id: 'sdk-v2', label: 'official SDK v2 (createMcpHandler)', modern: true },
   { id: 'mcpware-express', label: 'mcpware full stack in Express 5', modern: true },

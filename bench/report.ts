@@ -178,6 +178,51 @@ const TARGETS: Target[] = [
   { name: 'minimal on node:http ≥ 0.7 × bare node:http', a: 'mcpware-minimal', b: 'bare', min: 0.7 },
 ];
 
+/**
+ * The Express targets again, for bare node:http's handler mounted in Express as mcpware is (express-floor): what
+ * Express alone lets any mounted handler reach on this machine. A target above that is out of reach of any stack
+ * mounted in Express, whatever the stack does.
+ */
+const CEILINGS: Target[] = TARGETS.filter((t) => t.a === 'mcpware-express').map((t) => ({
+  ...t,
+  name: t.name.replace('full stack in Express', 'bare handler in Express'),
+  a: 'express-floor',
+}));
+
+/**
+ * A row per target and workload both of whose servers ran: the ratio of the medians with the per-repetition
+ * range, the CPU-time ratio, and `verdict[0]` at or above the target, `verdict[1]` below it.
+ */
+function ratioRows(
+  r: Results,
+  targets: readonly Target[],
+  conn: number,
+  verdict: readonly [string, string],
+): string[][] {
+  const present = new Set(r.runs.map((x) => x.server));
+  const rows: string[][] = [];
+  for (const t of targets) {
+    if (!present.has(t.a) || !present.has(t.b)) continue;
+    for (const w of r.workloads) {
+      if (t.legacyOnly && w.startsWith('modern')) continue;
+      const q = ratio(r, t.a, t.b, w, conn);
+      if (!Number.isFinite(q.value)) continue;
+      const reps =
+        q.reps.length > 1
+          ? ` (per rep ${fmtRatio(Math.min(...q.reps))}–${fmtRatio(Math.max(...q.reps))})`
+          : '';
+      rows.push([
+        t.name,
+        WORKLOAD_LABEL[w] ?? w,
+        `${fmtRatio(q.value)}${reps}`,
+        fmtRatio(cpuRatio(r, t.a, t.b, w, conn)),
+        q.value >= t.min ? verdict[0] : verdict[1],
+      ]);
+    }
+  }
+  return rows;
+}
+
 /** "young generation size / old space used" in MB from a server's `/__bench/stats` (V8's heap spaces), or n/a. */
 function heapSpaces(stats: Record<string, unknown>): string {
   const sp = stats.heapSpaces as Record<string, { size: number; used: number }> | undefined;
@@ -258,26 +303,7 @@ export function renderResults(r: Results, soak?: SoakResults, instr?: Instructio
   // Targets.
   out.push(`## Targets (${mainConn} connections, ratios of median req/s from this run)`);
   out.push('');
-  const rows: string[][] = [];
-  for (const t of TARGETS) {
-    if (!present.has(t.a) || !present.has(t.b)) continue;
-    for (const w of r.workloads) {
-      if (t.legacyOnly && w.startsWith('modern')) continue;
-      const q = ratio(r, t.a, t.b, w, mainConn);
-      if (!Number.isFinite(q.value)) continue;
-      const reps =
-        q.reps.length > 1
-          ? ` (per rep ${fmtRatio(Math.min(...q.reps))}–${fmtRatio(Math.max(...q.reps))})`
-          : '';
-      rows.push([
-        t.name,
-        WORKLOAD_LABEL[w] ?? w,
-        `${fmtRatio(q.value)}${reps}`,
-        fmtRatio(cpuRatio(r, t.a, t.b, w, mainConn)),
-        q.value >= t.min ? 'met' : '**missed**',
-      ]);
-    }
-  }
+  const rows = ratioRows(r, TARGETS, mainConn, ['met', '**missed**']);
   for (const id of ['mcpware-express', 'mcpware-node', 'mcpware-node-small-heap']) {
     const kb = r.hwmKb[id];
     if (kb === undefined) continue;
@@ -310,6 +336,22 @@ export function renderResults(r: Results, soak?: SoakResults, instr?: Instructio
       'for bare node:http it is the bottleneck). Verdicts use the req/s ratio.',
   );
   out.push('');
+  const ceilingRows = ratioRows(r, CEILINGS, mainConn, ['yes', '**no**']);
+  if (ceilingRows.length > 0) {
+    out.push(
+      "What this machine allows a stack mounted in Express: the same ratios for bare node:http's handler (a " +
+        'JSON.parse and a fixed answer, no checks) mounted in Express 5 as one layer, as mcpware is ' +
+        '(bench/servers/express-floor.ts). Where it does not reach a target, no stack mounted in Express can.',
+    );
+    out.push('');
+    out.push(
+      table(
+        ['ceiling', 'workload', 'measured (req/s ratio)', 'CPU-time ratio', 'target within reach'],
+        ceilingRows,
+      ),
+    );
+    out.push('');
+  }
 
   // Throughput and latency.
   for (const c of conns) {

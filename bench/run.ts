@@ -100,7 +100,8 @@ function parseArgs(argv: string[]): Args {
 
 /**
  * `--ablate`: the full stack (on node:http, or `--base=mcpware-express`) with one middleware left out per
- * variant, next to the complete stack, to show what each middleware costs.
+ * variant, next to the complete stack and its baseline (bare node:http, or Express + express.json), to show what
+ * each middleware costs.
  */
 function ablationServers(base: string): ServerSpec[] {
   const drops = [
@@ -116,6 +117,8 @@ function ablationServers(base: string): ServerSpec[] {
     'audit,metrics,limits,redact,apiKeyAuth',
   ];
   return [
+    // The baseline, in the same interleaved run: how far each variant is from bare node:http (or Express).
+    SERVERS.find((s) => s.id === (base === 'mcpware-express' ? 'express' : 'bare'))!,
     { id: base, label: `${base}: complete`, modern: true },
     ...drops.map((d) => ({
       id: `${base}-${d.replace(/,/g, '+')}`,

@@ -49,10 +49,11 @@ const CASES = SERVERS.flatMap((spec) =>
 );
 
 describe('every benchmark server answers every workload it supports', () => {
-  test('the list covers the seven servers of the issue and the heap-capped variant', () => {
+  test('the list covers the seven servers of the issue, the Express ceiling and the heap-capped variant', () => {
     expect(SERVERS.map((s) => s.id)).toEqual([
       'bare',
       'express',
+      'express-floor',
       'sdk-v1',
       'sdk-v2',
       'mcpware-express',
@@ -61,7 +62,7 @@ describe('every benchmark server answers every workload it supports', () => {
       'mcpware-node-small-heap',
     ]);
     // SDK v1 speaks only the legacy revision; every other server both.
-    expect(CASES).toHaveLength(8 * 4 - 2);
+    expect(CASES).toHaveLength(9 * 4 - 2);
   });
 
   test.each(CASES)(
@@ -82,6 +83,7 @@ describe('every benchmark server answers every workload it supports', () => {
       const ids = [
         'bare',
         'express',
+        'express-floor',
         'mcpware-express',
         'mcpware-node',
         'mcpware-minimal',

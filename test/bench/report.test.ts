@@ -106,6 +106,30 @@ describe('bench report: target verdicts', () => {
     expect(targetRow(md, 'full stack in Express ≥ 4.5 × SDK v2')[2]).toBe('3.00 (per rep 3.00–3.00)');
   });
 
+  test('the ceiling: the Express targets for bare handler in Express, within reach or not', () => {
+    const md = renderResults(
+      results({
+        express: [4_000, 4_000, 4_000],
+        'express-floor': [5_000, 6_000, 5_500],
+        'mcpware-express': [3_000, 3_000, 3_000],
+        'sdk-v2': [1_250, 1_250, 1_250],
+      }),
+    );
+    // 5,500 / 1,250 = 4.4: no stack mounted in Express reaches 4.5 × here; 5,500 / 4,000 clears 0.9.
+    expect(targetRow(md, 'bare handler in Express ≥ 4.5 × SDK v2')).toEqual([
+      'bare handler in Express ≥ 4.5 × SDK v2',
+      'modern tools/call',
+      '4.40 (per rep 4.00–4.80)',
+      '1.00',
+      '**no**',
+    ]);
+    expect(targetRow(md, 'bare handler in Express ≥ 0.9 × Express')[4]).toBe('yes');
+    // The targets themselves are still the full stack's.
+    expect(targetRow(md, 'full stack in Express ≥ 4.5 × SDK v2')[4]).toBe('**missed**');
+    // Without the floor server, no ceiling table.
+    expect(renderResults(results({ express: [1], 'mcpware-express': [1] }))).not.toContain('bare handler in');
+  });
+
   test('peak RSS: 100.0 MB meets the 100 MB target, 100.1 MB misses it', () => {
     const at = (kb: number): string[] =>
       targetRow(renderResults(results({ bare: [1] }, { 'mcpware-node': kb })), 'peak RSS of the full stack');
