@@ -337,6 +337,16 @@ export function renderResults(r: Results, soak?: SoakResults, instr?: Instructio
   );
   out.push('');
   const ceilingRows = ratioRows(r, CEILINGS, mainConn, ['yes', '**no**']);
+  const floorKb = r.hwmKb['express-floor'];
+  if (floorKb !== undefined) {
+    ceilingRows.push([
+      `bare handler in Express: peak RSS ≤ ${RSS_LIMIT_MB} MB`,
+      'whole run (VmHWM)',
+      `${fmtMb(floorKb)} MB`,
+      '',
+      floorKb / 1024 <= RSS_LIMIT_MB ? 'yes' : '**no**',
+    ]);
+  }
   if (ceilingRows.length > 0) {
     out.push(
       "What this machine allows a stack mounted in Express: the same ratios for bare node:http's handler (a " +
@@ -530,6 +540,9 @@ export function renderResults(r: Results, soak?: SoakResults, instr?: Instructio
         '`initialize` first); modern ones carry the 2026-07-28 `_meta` envelope and `Mcp-Method`/`Mcp-Name`.',
       '- bare node:http reads the body, `JSON.parse`s it and answers a pre-encoded result with the id echoed: ' +
         'the physical limit. Express 5: `express.json()` and one handler building the same result.',
+      "- Bare handler in Express (the ceiling, not one of the issue's seven): bare node:http's handler mounted " +
+        "in Express 5 as one layer (`app.use('/mcp', handler)`), as the full stack in Express is mounted: the " +
+        'most any handler mounted in Express can reach on this machine.',
       '- SDK v1: `createMcpExpressApp()` and, per request, a new `McpServer` + `StreamableHTTPServerTransport` ' +
         '(`sessionIdGenerator: undefined`, `enableJsonResponse: true`), as its stateless example does. It does ' +
         'not speak 2026-07-28: modern workloads are n/a.',

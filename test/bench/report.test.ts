@@ -126,8 +126,19 @@ describe('bench report: target verdicts', () => {
     expect(targetRow(md, 'bare handler in Express ≥ 0.9 × Express')[4]).toBe('yes');
     // The targets themselves are still the full stack's.
     expect(targetRow(md, 'full stack in Express ≥ 4.5 × SDK v2')[4]).toBe('**missed**');
+    // Its peak RSS, when recorded, against the 100 MB target.
+    const withRss = renderResults(
+      results({ express: [1], 'express-floor': [1] }, { 'express-floor': 117.4 * 1024 }),
+    );
+    expect(targetRow(withRss, 'bare handler in Express: peak RSS')).toEqual([
+      'bare handler in Express: peak RSS ≤ 100 MB',
+      'whole run (VmHWM)',
+      '117.4 MB',
+      '',
+      '**no**',
+    ]);
     // Without the floor server, no ceiling table.
-    expect(renderResults(results({ express: [1], 'mcpware-express': [1] }))).not.toContain('bare handler in');
+    expect(renderResults(results({ express: [1], 'mcpware-express': [1] }))).not.toContain('| ceiling |');
   });
 
   test('peak RSS: 100.0 MB meets the 100 MB target, 100.1 MB misses it', () => {
