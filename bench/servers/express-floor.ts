@@ -9,7 +9,7 @@ import http from 'node:http';
 import { handler } from './bare.js';
 import { listen, serveStats } from './common.js';
 
-/** The app (exported for the in-process harness, bench/inproc.ts). */
+/** The app (exported like the other servers' handlers; the process listens only when run as a program). */
 export const app = express();
 app.disable('x-powered-by');
 app.get('/__bench/stats', (req, res) => void serveStats(req, res));
