@@ -5,7 +5,7 @@
  */
 export * from './lib/index.js';
 export * from './middleware/types.js';
-export * from './middleware/respond.js';
+export * from './middleware/internal/respond.js';
 export {
   parseRequest,
   ensureParsed,
@@ -13,33 +13,33 @@ export {
   isJsonContentType,
   parseByteSize,
   DEFAULT_BODY_LIMIT,
-} from './middleware/context.js';
-export type { BodyOptions } from './middleware/context.js';
-export * from './middleware/compose.js';
+} from './middleware/internal/parse-step.js';
+export type { BodyOptions } from './middleware/internal/parse-step.js';
+export * from './middleware/compose/index.js';
 // Explicit re-exports shadow the pure functions of the same name in lib (those stay on mcpware/lib).
-export { parse, getMcp, mcpOf } from './middleware/parse.js';
-export type { ParseOptions } from './middleware/parse.js';
-export * from './middleware/rejectBatch.js';
-export * from './middleware/guardOrigin.js';
-export * from './middleware/methodGuard.js';
-export { classifyRevision } from './middleware/classifyRevision.js';
-export type { ClassifyRevisionOptions } from './middleware/classifyRevision.js';
-export * from './middleware/checkHeaders.js';
-export * from './middleware/authChain.js';
-export * from './middleware/apiKeyAuth.js';
-export * from './middleware/oidcAuth.js';
-export * from './middleware/protectedResourceMetadata.js';
-export * from './middleware/limits.js';
-export * from './middleware/redact.js';
-export * from './middleware/audit.js';
-export * from './middleware/metrics.js';
-export * from './middleware/handlers.js';
-export * from './middleware/changes.js';
-export * from './middleware/dispatch.js';
-export * from './middleware/tools.js';
-export * from './middleware/toolFilter.js';
-export * from './middleware/services.js';
-export * from './middleware/resources.js';
-export * from './middleware/prompts.js';
-export * from './middleware/completion.js';
-export * from './middleware/catalogue.js';
+export { parse, getMcp, mcpOf } from './middleware/parse/index.js';
+export type { ParseOptions } from './middleware/parse/index.js';
+export * from './middleware/reject-batch/index.js';
+export * from './middleware/guard-origin/index.js';
+export * from './middleware/method-guard/index.js';
+export { classifyRevision } from './middleware/classify-revision/index.js';
+export type { ClassifyRevisionOptions } from './middleware/classify-revision/index.js';
+export * from './middleware/check-headers/index.js';
+export * from './middleware/auth/index.js';
+export * from './middleware/api-key-auth/index.js';
+export * from './middleware/oidc-auth/index.js';
+export * from './middleware/protected-resource-metadata/index.js';
+export * from './middleware/limits/index.js';
+export * from './middleware/redact/index.js';
+export * from './middleware/audit/index.js';
+export * from './middleware/metrics/index.js';
+export * from './handlers/contract.js';
+export * from './handlers/changes/index.js';
+export * from './middleware/dispatch/index.js';
+export * from './handlers/tools/index.js';
+export * from './middleware/tool-filter/index.js';
+export * from './handlers/shared.js';
+export * from './handlers/resources/index.js';
+export * from './handlers/prompts/index.js';
+export * from './handlers/completion/index.js';
+export * from './handlers/catalogue/index.js';

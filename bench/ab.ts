@@ -6,7 +6,7 @@
  *   tsx bench/ab.ts --b=/tmp/copy-with-change [--a=DIR] [--server=mcpware-node] [--workload=legacy-call]
  *                   [--connections=32] [--duration=5] [--reps=5]
  *
- * The copy needs index.ts, lib/ and middleware/ (e.g. `mkdir /tmp/x && cp -r index.ts lib middleware /tmp/x`).
+ * The copy needs index.ts, lib/, middleware/ and handlers/ (e.g. `mkdir /tmp/x && cp -r index.ts lib middleware handlers /tmp/x`).
  */
 import path from 'node:path';
 import { CACHE, ROOT, build } from './build.js';

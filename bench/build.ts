@@ -1,5 +1,5 @@
 /**
- * Compile what the benchmark runs (index.ts, lib/, middleware/ and bench/) to CommonJS JavaScript under
+ * Compile what the benchmark runs (index.ts, lib/, middleware/, handlers/ and bench/) to CommonJS JavaScript under
  * node_modules/.cache/mcpware-bench/build, file by file with TypeScript's own transpiler and the same target as `dist/cjs`.
  *
  * Why not run the servers with tsx: its loader adds about 16 MB of RSS to every process (it would count against
@@ -18,7 +18,7 @@ export const OUT = path.join(ROOT, 'bench', '.out');
 export const CACHE = path.join(ROOT, 'node_modules', '.cache', 'mcpware-bench');
 export const BUILD = path.join(CACHE, 'build');
 
-const SOURCES = ['index.ts', 'lib', 'middleware', 'bench'];
+const SOURCES = ['index.ts', 'lib', 'middleware', 'handlers', 'bench'];
 
 function walk(p: string, out: string[]): void {
   const st = fs.statSync(p);

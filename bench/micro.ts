@@ -12,8 +12,8 @@ import { compileRedactor, newTally } from '../lib/redact.js';
 import { toMcpRequest } from '../lib/request.js';
 import { cleanText } from '../lib/sanitize.js';
 import { checkParamHeaders, paramHeaders } from '../lib/xmcpheader.js';
-import { AUDIT_CAPS, argumentsDigest } from '../middleware/audit.js';
-import { maskOutbound } from '../middleware/redact.js';
+import { AUDIT_CAPS, argumentsDigest } from '../middleware/audit/index.js';
+import { maskOutbound } from '../middleware/redact/index.js';
 import { workloadById } from './workloads.js';
 
 export interface MicroResult {

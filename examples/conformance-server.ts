@@ -14,18 +14,18 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { JsonObject } from '../lib/jsonrpc.js';
 import { type InputRequest, elicitationRequest, listRootsRequest, samplingRequest } from '../lib/mrtr.js';
-import { ChangeFeed } from '../middleware/changes.js';
-import { checkHeaders } from '../middleware/checkHeaders.js';
-import { classifyRevision } from '../middleware/classifyRevision.js';
-import { completion } from '../middleware/completion.js';
-import { dispatch } from '../middleware/dispatch.js';
-import { guardOrigin } from '../middleware/guardOrigin.js';
-import type { CallContext } from '../middleware/handlers.js';
-import { methodGuard } from '../middleware/methodGuard.js';
-import { parse } from '../middleware/parse.js';
-import { type PromptDefinition, type PromptSource, prompts } from '../middleware/prompts.js';
-import { type ResourceSource, memoryResources, resources } from '../middleware/resources.js';
-import { rejectBatch } from '../middleware/rejectBatch.js';
+import { ChangeFeed } from '../handlers/changes/index.js';
+import { checkHeaders } from '../middleware/check-headers/index.js';
+import { classifyRevision } from '../middleware/classify-revision/index.js';
+import { completion } from '../handlers/completion/index.js';
+import { dispatch } from '../middleware/dispatch/index.js';
+import { guardOrigin } from '../middleware/guard-origin/index.js';
+import type { CallContext } from '../handlers/contract.js';
+import { methodGuard } from '../middleware/method-guard/index.js';
+import { parse } from '../middleware/parse/index.js';
+import { type PromptDefinition, type PromptSource, prompts } from '../handlers/prompts/index.js';
+import { type ResourceSource, memoryResources, resources } from '../handlers/resources/index.js';
+import { rejectBatch } from '../middleware/reject-batch/index.js';
 import {
   type Tool,
   ToolRegistry,
@@ -35,7 +35,7 @@ import {
   textBlock,
   textResult,
   toolError,
-} from '../middleware/tools.js';
+} from '../handlers/tools/index.js';
 
 /** A 1×1 red PNG. */
 const PNG_BASE64 =

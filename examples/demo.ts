@@ -273,7 +273,7 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
   // Tools, resources and prompts.
   const pageSize = int(env, 'MCP_PAGE_SIZE', 0);
   const tools = demoTools(pageSize);
-  const catalogue = await loadCatalogue(path.join(__dirname, 'docs'), { scheme: 'docs' });
+  const catalogue = await loadCatalogue(path.join(__dirname, 'catalogue'), { scheme: 'docs' });
   const res = resources({ sources: [catalogue.resources], ...(pageSize > 0 ? { pageSize } : {}) });
   const pr = prompts({ sources: [catalogue.prompts], ...(pageSize > 0 ? { pageSize } : {}) });
 

@@ -5,7 +5,7 @@
  */
 import express from 'express';
 import http from 'node:http';
-import { compose } from '../../middleware/compose.js';
+import { compose } from '../../middleware/compose/index.js';
 import { listen, serveStats } from './common.js';
 import { fullStack } from './stack.js';
 

@@ -1,6 +1,6 @@
 /** Server 7: mcpware minimal (parse, classifyRevision, dispatch) on bare `node:http` with `compose()`. */
 import type { RequestListener } from 'node:http';
-import { compose } from '../../middleware/compose.js';
+import { compose } from '../../middleware/compose/index.js';
 import { listen, serveStats } from './common.js';
 import { minimalStack } from './stack.js';
 

@@ -1,6 +1,6 @@
 /** Server 6: the same mcpware full stack on bare `node:http`, chained with `compose()` (Connect-style). */
 import type { RequestListener } from 'node:http';
-import { compose } from '../../middleware/compose.js';
+import { compose } from '../../middleware/compose/index.js';
 import { listen, serveStats } from './common.js';
 import { fullStack } from './stack.js';
 

@@ -1,0 +1,187 @@
+/**
+ * The benchmark's own machinery, so that `npm run bench` keeps measuring what it says as the library changes:
+ * every benchmark server, compiled from this checkout as bench/build.ts compiles it and started as the runner
+ * starts it, answers every workload it supports with an answer the runner's checks accept; the baselines and the
+ * mcpware stacks answer with the same JSON; the load generator's per-answer check counts wrong answers instead of
+ * passing them. No timing is asserted here: speed is measured by `npm run bench`, never in tests.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { build, CACHE, ROOT } from '../build';
+import { type LoadResult, runLoad } from '../load';
+import { messageOf, RunningServer, SERVERS, sendOnce, supports } from '../procs';
+import { WORKLOADS, workloadById } from '../workloads';
+
+const BUILD = path.join(CACHE, `test-build-${process.pid}`);
+let outDir: string;
+const running = new Map<string, RunningServer>();
+
+beforeAll(async () => {
+  build(ROOT, BUILD);
+  outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpware-bench-test-'));
+  // Every server at once (start-up dominates); the audit logs go to a scratch directory.
+  await Promise.all(
+    SERVERS.map(async (spec) => {
+      const s = new RunningServer({ ...spec, env: { ...spec.env, BENCH_OUT: outDir } }, [], BUILD);
+      running.set(spec.id, s);
+      await s.ready();
+    }),
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([...running.values()].map((s) => s.stop()));
+  fs.rmSync(BUILD, { recursive: true, force: true });
+  if (outDir) fs.rmSync(outDir, { recursive: true, force: true });
+}, 30_000);
+
+function server(id: string): RunningServer {
+  const s = running.get(id);
+  if (!s) throw new Error(`server ${id} did not start`);
+  return s;
+}
+
+const CASES = SERVERS.flatMap((spec) =>
+  WORKLOADS.filter((w) => supports(spec, w)).map((w) => [spec.id, w.id] as const),
+);
+
+describe('every benchmark server answers every workload it supports', () => {
+  test('the list covers the seven servers of the issue, the Express ceiling and the heap-capped variant', () => {
+    expect(SERVERS.map((s) => s.id)).toEqual([
+      'bare',
+      'express',
+      'express-floor',
+      'sdk-v1',
+      'sdk-v2',
+      'mcpware-express',
+      'mcpware-node',
+      'mcpware-minimal',
+      'mcpware-node-small-heap',
+    ]);
+    // SDK v1 speaks only the legacy revision; every other server both.
+    expect(CASES).toHaveLength(9 * 4 - 2);
+  });
+
+  test.each(CASES)(
+    '%s answers %s: HTTP 200, the thorough check and the per-answer check',
+    async (id, wid) => {
+      const w = workloadById(wid);
+      const r = await sendOnce(server(id).port, w);
+      expect(r.status).toBe(200);
+      expect(w.inspect(messageOf(r.body, r.contentType))).toBeUndefined();
+      expect(w.verify(r.body)).toBe(true);
+    },
+  );
+
+  test.each(WORKLOADS.map((w) => w.id))(
+    '%s: the baselines and the mcpware stacks answer with the same JSON',
+    async (wid) => {
+      const w = workloadById(wid);
+      const ids = [
+        'bare',
+        'express',
+        'express-floor',
+        'mcpware-express',
+        'mcpware-node',
+        'mcpware-minimal',
+        'mcpware-node-small-heap',
+      ];
+      const answers = await Promise.all(
+        ids.map(async (id) => {
+          const r = await sendOnce(server(id).port, w);
+          return messageOf(r.body, r.contentType);
+        }),
+      );
+      for (let i = 1; i < answers.length; i++)
+        expect({ [ids[i]!]: answers[i] }).toEqual({ [ids[i]!]: answers[0] });
+    },
+  );
+
+  test('the full stack serves its counters to the soak (limiter slots, metric series, audit backlog, V8 heap)', async () => {
+    const stats = await server('mcpware-node').stats();
+    expect(stats).toMatchObject({
+      limits: { memorySlotKeys: expect.any(Number) },
+      metricSeries: expect.any(Number),
+      auditQueued: expect.any(Number),
+      auditBytes: expect.any(Number),
+      heapSpaces: {
+        new_space: { size: expect.any(Number), used: expect.any(Number) },
+        old_space: { size: expect.any(Number), used: expect.any(Number) },
+      },
+    });
+  });
+
+  test('the full stack refuses a request without the API key (its auth is really on)', async () => {
+    const w = workloadById('modern-call');
+    const { authorization: _drop, ...headers } = w.headers;
+    const r = await sendOnce(server('mcpware-node').port, { ...w, headers });
+    expect(r.status).toBe(401);
+  });
+});
+
+describe('the load generator checks every answer', () => {
+  test.each(['bare', 'mcpware-node'])('%s under a short load: answers, none failed', async (id) => {
+    const r = await runLoad(workloadById('modern-call'), {
+      port: server(id).port,
+      connections: 4,
+      durationS: 1,
+    });
+    expect(r.total).toBeGreaterThan(0);
+    expect({ non2xx: r.non2xx, errors: r.errors, timeouts: r.timeouts, mismatches: r.mismatches }).toEqual({
+      non2xx: 0,
+      errors: 0,
+      timeouts: 0,
+      mismatches: 0,
+    });
+    expect(r.p50).toBeGreaterThan(0);
+    expect(r.p99).toBeGreaterThanOrEqual(r.p50);
+  });
+
+  /** One second of load on a server answering every request with `status` and `body`. */
+  async function loadAgainst(status: number, body: string): Promise<LoadResult> {
+    const s = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.statusCode = status;
+        res.setHeader('content-type', 'application/json');
+        res.end(body);
+      });
+    });
+    await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+    try {
+      return await runLoad(workloadById('modern-call'), {
+        port: (s.address() as AddressInfo).port,
+        connections: 2,
+        durationS: 1,
+      });
+    } finally {
+      await new Promise((resolve) => s.close(resolve));
+    }
+  }
+
+  test.each([
+    ['a JSON-RPC error in a 200 body', 200, '{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"x"}}'],
+    [
+      'a tool error result',
+      200,
+      '{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"hello from the bench"}],"isError":true}}',
+    ],
+    ['a result without the echoed text', 200, '{"jsonrpc":"2.0","id":2,"result":{"content":[]}}'],
+  ])('%s counts as a mismatch on every answer', async (_name, status, body) => {
+    const r = await loadAgainst(status, body);
+    expect(r.total).toBeGreaterThan(0);
+    expect(r.mismatches).toBe(r.total);
+  });
+
+  test('an HTTP error status counts as non-2xx', async () => {
+    const r = await loadAgainst(
+      500,
+      '{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"hello from the bench"}]}}',
+    );
+    expect(r.total).toBeGreaterThan(0);
+    expect(r.non2xx).toBe(r.total);
+  });
+});

@@ -1,0 +1,86 @@
+/**
+ * `completion/complete`: argument suggestions for prompts (`ref/prompt`) and resource-template variables
+ * (`ref/resource`), answered by the `complete` functions of the definitions the prompts and resources handler
+ * objects serve. Register it as `handlers.completion` and advertise `capabilities.completions`.
+ */
+import { ErrorCode, McpError } from '../../lib/errors.js';
+import type { JsonObject } from '../../lib/jsonrpc.js';
+import type { CallContext } from '../contract.js';
+import { badOption } from '../../middleware/internal/options.js';
+import { COMPLETER, type Completer, clip, isObject, isObjectLike } from '../shared.js';
+
+/** The most values one completion carries (the spec's cap). */
+export const MAX_COMPLETION_VALUES = 100;
+
+export interface CompletionOptions {
+  /** The handler object from `prompts()`. */
+  prompts?: { [COMPLETER]: Completer };
+  /** The handler object from `resources()`. */
+  resources?: { [COMPLETER]: Completer };
+}
+
+export interface CompletionResult {
+  completion: { values: string[]; total?: number; hasMore?: boolean };
+}
+
+// A type alias, not an interface: only aliases get the implicit index signature `Handlers` asks for.
+export type CompletionHandler = {
+  complete(params: JsonObject, ctx: CallContext): Promise<CompletionResult>;
+};
+
+/** Create the completion handler object. */
+export function completion(options: CompletionOptions = {}): CompletionHandler {
+  const F = 'completion';
+  if (!isObjectLike(options)) throw badOption(F, 'options', options, 'an object');
+  const completers: Completer[] = [];
+  for (const key of ['prompts', 'resources'] as const) {
+    const h = options[key];
+    if (h === undefined) continue;
+    const c = isObjectLike(h) ? (h as { [COMPLETER]?: Completer })[COMPLETER] : undefined;
+    if (!c || typeof c.complete !== 'function')
+      throw badOption(F, key, h, `the handler object returned by ${key}()`);
+    completers.push(c);
+  }
+
+  return {
+    async complete(params, ctx) {
+      const ref = params.ref;
+      const arg = params.argument;
+      if (!isObject(ref) || typeof ref.type !== 'string') {
+        throw new McpError(
+          ErrorCode.InvalidParams,
+          'completion/complete: "ref" must be an object with a "type"',
+        );
+      }
+      if (!isObject(arg) || typeof arg.name !== 'string' || typeof arg.value !== 'string') {
+        throw new McpError(
+          ErrorCode.InvalidParams,
+          'completion/complete: "argument" must be {name: string, value: string}',
+        );
+      }
+      const context: Record<string, string> = Object.create(null) as Record<string, string>;
+      const given = isObject(params.context) ? params.context.arguments : undefined;
+      if (isObject(given))
+        for (const k of Object.keys(given)) if (typeof given[k] === 'string') context[k] = given[k];
+
+      for (const c of completers) {
+        const values = await c.complete(ref, arg.name, arg.value, context, ctx);
+        if (values === undefined) continue;
+        const all = Array.from(values).filter((v): v is string => typeof v === 'string');
+        const out: CompletionResult = { completion: { values: all.slice(0, MAX_COMPLETION_VALUES) } };
+        if (all.length > MAX_COMPLETION_VALUES) {
+          out.completion.total = all.length;
+          out.completion.hasMore = true;
+        }
+        return out;
+      }
+      const what =
+        ref.type === 'ref/prompt'
+          ? `prompt ${clip(String(ref.name))}`
+          : ref.type === 'ref/resource'
+            ? `resource template ${clip(String(ref.uri))}`
+            : `reference type ${clip(ref.type)}`;
+      throw new McpError(ErrorCode.InvalidParams, `completion/complete: unknown ${what}`);
+    },
+  };
+}

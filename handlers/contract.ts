@@ -1,0 +1,140 @@
+/**
+ * The contract between the dispatcher and the handler objects it calls. A handler object groups the methods of
+ * one namespace: `tools/list` → `handlers.tools.list(params, ctx)`, `resources/templates/list` →
+ * `handlers.resources.templatesList(params, ctx)` (see lib/fold.ts).
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Era, RequestId } from '../lib/errors.js';
+import type { JsonObject } from '../lib/jsonrpc.js';
+import type { LogLevel } from '../lib/meta.js';
+import type { InputRequest, InputRequiredResult } from '../lib/mrtr.js';
+import type { CacheHint, Implementation } from '../lib/results.js';
+import type { Logger, Principal, RequestLocals } from '../middleware/types.js';
+
+/** Cache hints for cacheable modern results (`ttlMs` ≥ 0, `cacheScope`). */
+export type { CacheHint, Implementation };
+export type { InputRequest, InputRequiredResult };
+
+/** What a handler asks the client for (see {@link CallContext.inputRequired}). */
+export interface InputRequiredRequest {
+  /** Requests keyed by a name of your choice; the retry's `ctx.inputResponses` uses the same keys. */
+  inputRequests?: Record<string, InputRequest>;
+  /**
+   * Anything JSON you want back on the retry as `ctx.requestState` (signed, bound to the caller, the method and
+   * the params, and expiring; readable by the client, so no secrets).
+   */
+  state?: unknown;
+}
+
+/** Everything a handler knows about the call it serves. */
+export interface CallContext {
+  /** The JSON-RPC method, e.g. `tools/call`. */
+  method: string;
+  /** The request id; `undefined` only when a notification handler runs (`notifications/…`). */
+  id: RequestId | undefined;
+  /** `modern` (2026-07-28 envelope) or `legacy` (initialize handshake). */
+  era: Era;
+  /** The revision the request speaks, when known. */
+  version: string | undefined;
+  /** The authenticated principal, if an auth middleware ran. */
+  principal: Principal | undefined;
+  /** `params._meta` of the request (caller-authored: never trust it for security). */
+  meta: JsonObject | undefined;
+  /** The client capabilities the request declared (modern: from `_meta`; legacy: `{}` unless known). */
+  clientCapabilities: JsonObject;
+  /** The shared request locals. */
+  locals: RequestLocals;
+  /** The underlying request (node:http). */
+  req: IncomingMessage;
+  /** Fires when the client goes away (connection or stream closed): stop work. */
+  signal: AbortSignal;
+  /** Record work done, in milliseconds, against the caller's budget (limits). */
+  charge(ms: number): void;
+  /** The server's logger (not the client's). */
+  logger: Logger;
+  /**
+   * Send a progress notification for this request, when the client asked for one (`_meta.progressToken`).
+   * `progress` must increase. The first notification turns the answer into a request-scoped SSE stream (when
+   * the client accepts `text/event-stream`). Returns false when nothing will be sent: no token, not increasing,
+   * SSE not accepted, already answered, or the client is gone. Set by `dispatch()` for requests.
+   */
+  progress?(progress: number, total?: number, message?: string): boolean;
+  /**
+   * Send a `notifications/message` log for this request: modern requests only, and only at or above the level
+   * the request named in `_meta["io.modelcontextprotocol/logLevel"]` (none named: nothing is sent). Returns
+   * false when nothing will be sent. Set by `dispatch()` for requests.
+   */
+  log?(level: LogLevel, data: unknown, logger?: string): boolean;
+  /**
+   * MRTR, on a retry: the client's answers (`params.inputResponses`), keyed like the input requests you sent.
+   * Entries that are not objects are left out (you then ask again). `undefined` on a first call.
+   */
+  inputResponses?: Readonly<Record<string, JsonObject>>;
+  /**
+   * MRTR, on a retry: the `state` you gave `inputRequired()` in the previous round, after its signature, caller,
+   * method, params and expiry were verified (a state failing any check is refused before you are called).
+   * `undefined` when the retry carried none.
+   */
+  requestState?: unknown;
+  /**
+   * MRTR (`tools/call`, `prompts/get`, `resources/read` only; set by `dispatch()`): build the input-required
+   * result to return. You are called again, as a new request, with `ctx.inputResponses` and `ctx.requestState`.
+   * Throws -32021 (HTTP 400, `data.requiredCapabilities`) when a request needs a client capability this modern
+   * request did not declare. Legacy (2025-11-25) requests get the same handler code served as real
+   * server-to-client requests on the answer's SSE stream.
+   */
+  inputRequired?(request: InputRequiredRequest): InputRequiredResult;
+  /**
+   * Throw -32021 (HTTP 400) unless the request declared these client capabilities, e.g. `{ sampling: {} }`.
+   * Legacy requests cannot tell (their capabilities were declared in an `initialize` a stateless server does
+   * not keep) and pass. Set by `dispatch()` for requests.
+   */
+  requireClientCapabilities?(required: Readonly<Record<string, object>>): void;
+}
+
+/** A handler method. Return the result body; the dispatcher adds `resultType`, cache hints and `_meta`. */
+export type HandlerMethod = (params: JsonObject, ctx: CallContext) => unknown;
+
+/**
+ * A handler object: one namespace's methods (keys are the folded member names: `list`, `templatesList`, …).
+ *
+ * Which members the dispatcher may call, so that no JSON-RPC method name can reach anything else:
+ * - when the object has a {@link HANDLER_METHODS} property, exactly the members it lists (class instances,
+ *   whose methods live on the prototype, use this: a ToolRegistry lists `list` and `call`);
+ * - otherwise the object's **own** function-valued properties (object literals). Inherited members
+ *   (`constructor`, `toString`, `hasOwnProperty`, …) are never callable.
+ * Symbol-keyed members are never reachable from a method name: keep internals under symbols.
+ */
+// `object`, not an index-signature type: class instances (a ToolRegistry) have no implicit index signature.
+export type HandlerObject = object;
+
+/** Where a handler object lists its callable members (see {@link HandlerObject}). */
+export const HANDLER_METHODS: unique symbol = Symbol.for('mcpware.handlerMethods');
+
+/**
+ * Optional, on a handler object: `obj[HANDLER_FAST](member)` may return a function that behaves exactly like
+ * `obj[member]` except that it answers synchronously when every step is synchronous (it returns the value, or
+ * throws, where `obj[member]` would return a settled promise). The dispatcher asks once per member when it is
+ * built and prefers the fast one: no promise per request. A ToolRegistry offers it for `list` and `call`.
+ */
+export const HANDLER_FAST: unique symbol = Symbol.for('mcpware.handlerFast');
+
+/**
+ * The `handlers` option of `dispatch()`: namespace → handler object (`tools`, `resources`, `prompts`,
+ * `completion`, `notifications`, `server`, or your own), and root methods (`initialize`, `ping`, or your own
+ * method without `/`) as functions.
+ */
+export type Handlers = Readonly<Record<string, HandlerObject | HandlerMethod>>;
+
+/** `ServerCapabilities` as the server declares them (initialize and server/discover return them as given). */
+export interface ServerCapabilities {
+  tools?: { listChanged?: boolean; [k: string]: unknown };
+  resources?: { subscribe?: boolean; listChanged?: boolean; [k: string]: unknown };
+  prompts?: { listChanged?: boolean; [k: string]: unknown };
+  completions?: Record<string, unknown>;
+  /** Deprecated in 2026-07-28; legacy `logging/setLevel` is answered only when declared. */
+  logging?: Record<string, unknown>;
+  experimental?: Record<string, unknown>;
+  extensions?: Record<string, unknown>;
+  [key: string]: unknown;
+}

@@ -1,0 +1,123 @@
+/**
+ * Shared pieces of the resources, prompts and completion handler objects: paging into `McpError`, option checks,
+ * clipping caller-supplied values, and the symbol under which a handler object exposes its internals to the
+ * completion handler (a symbol, so no JSON-RPC method name can ever reach it through the dispatcher's folding).
+ */
+import { ErrorCode, McpError } from '../lib/errors.js';
+import { type Page, paginate } from '../lib/cursor.js';
+import type { JsonObject } from '../lib/jsonrpc.js';
+import type { CacheHint, CallContext } from './contract.js';
+import { badOption } from '../middleware/internal/options.js';
+
+/** A value or a promise of it: sources may be synchronous or not. */
+export type Awaitable<T> = T | Promise<T>;
+
+/** Where a resources/prompts handler object keeps what `completion()` needs. */
+export const COMPLETER = Symbol.for('mcpware.completer');
+
+/** What `completion()` asks of a handler object. */
+export interface Completer {
+  /** Suggestions for `argument` of `ref`, or `undefined` when `ref` names nothing this object serves. */
+  complete(
+    ref: JsonObject,
+    argument: string,
+    value: string,
+    context: Readonly<Record<string, string>>,
+    ctx: CallContext,
+  ): Promise<readonly string[] | undefined>;
+}
+
+/** Clip a caller-supplied value for an error message. */
+export function clip(s: string, max = 64): string {
+  return s.length > max ? s.slice(0, max) + '…' : s;
+}
+
+/** The page of a list, or throws -32602 for a bad cursor. `what` names the list in the message. */
+export function pageOrThrow<T>(
+  what: string,
+  items: readonly T[],
+  key: (item: T) => string,
+  params: JsonObject,
+  pageSize: number,
+): Page<T> {
+  const p = paginate(items, key, params.cursor, pageSize, what);
+  if (!p.ok) throw new McpError(ErrorCode.InvalidParams, `${what}/list: ${p.message}`, { reason: p.reason });
+  return p;
+}
+
+/** Validate `pageSize`: a non-negative safe integer; 0 (the default) turns paging off. */
+export function checkPageSize(factory: string, option: string, v: unknown): number {
+  if (v === undefined) return 0;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) {
+    throw badOption(factory, option, v, 'a non-negative integer (0 turns paging off)');
+  }
+  return v;
+}
+
+/** Validate a cache hint: `{ttlMs: integer ≥ 0, cacheScope: 'public' | 'private'}`. */
+export function checkCache(factory: string, v: unknown): CacheHint | undefined {
+  if (v === undefined) return undefined;
+  const o = v as Partial<CacheHint> | null;
+  if (
+    o === null ||
+    typeof o !== 'object' ||
+    typeof o.ttlMs !== 'number' ||
+    !Number.isSafeInteger(o.ttlMs) ||
+    o.ttlMs < 0 ||
+    (o.cacheScope !== 'public' && o.cacheScope !== 'private')
+  ) {
+    throw badOption(factory, 'cache', v, "{ ttlMs: integer ≥ 0, cacheScope: 'public' | 'private' }");
+  }
+  return { ttlMs: o.ttlMs, cacheScope: o.cacheScope };
+}
+
+/** Validate an optional function option. */
+export function checkFunction<F>(factory: string, option: string, v: unknown): F | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'function') throw badOption(factory, option, v, 'a function');
+  return v as F;
+}
+
+/**
+ * Validate the sources option: an array of objects with the named methods. Returns a copy so later changes
+ * to the caller's array do not change the served set.
+ */
+export function checkSources<S>(factory: string, v: unknown, methods: readonly string[]): S[] {
+  if (v === undefined) return [];
+  if (!Array.isArray(v)) throw badOption(factory, 'sources', v, 'an array of sources');
+  v.forEach((s: unknown, i) => {
+    const ok =
+      s !== null &&
+      typeof s === 'object' &&
+      methods.every((m) => typeof (s as Record<string, unknown>)[m] === 'function');
+    if (!ok)
+      throw badOption(
+        factory,
+        `sources[${i}]`,
+        s,
+        `an object with ${methods.map((m) => m + '()').join(' and ')}`,
+      );
+  });
+  return [...(v as S[])];
+}
+
+/** Attach the cache hint to a cacheable result body when one was configured. */
+export function withCache<T extends object>(body: T, cache: CacheHint | undefined): T {
+  return cache ? Object.assign(body, { ttlMs: cache.ttlMs, cacheScope: cache.cacheScope }) : body;
+}
+
+/** Copy the listed optional fields of `src` onto `dst` when they are present. */
+export function copyOptional(dst: Record<string, unknown>, src: object, fields: readonly string[]): void {
+  const s = src as Record<string, unknown>;
+  for (const f of fields) if (s[f] !== undefined) dst[f] = s[f];
+}
+
+/** Like {@link isObject} but without narrowing (keeps an already typed value's type). */
+export function isObjectLike(v: unknown): boolean {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** True for a plain JSON object (not null, not an array). */
+export function isObject(v: unknown): v is JsonObject {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}

@@ -1,0 +1,72 @@
+/**
+ * `checkHeaders()`: header consistency for modern requests. `MCP-Protocol-Version` present; `Mcp-Method` equal
+ * to the body's method (values case-sensitive, names case-insensitive); `Mcp-Name` present for tools/call,
+ * resources/read and prompts/get and equal to the body's name/uri after Base64-sentinel decoding; and the
+ * `Mcp-Param-*` headers a tool's `x-mcp-header` annotations ask for, checked against the call's arguments
+ * (the schema comes from `paramHeaders`, e.g. a ToolRegistry's `paramHeaders`). Every refusal is 400 / -32020.
+ * Legacy requests and notifications pass untouched (stray Mcp-* headers on them are ignored).
+ */
+import type { IncomingMessage } from 'node:http';
+import { checkStandardHeaders } from '../../lib/headers.js';
+import { type ParamHeader, checkParamHeaders } from '../../lib/xmcpheader.js';
+import { afterParse, classifyOnce } from '../internal/parse-step.js';
+import type { McpRequest } from '../../lib/request.js';
+import { type ClassifyRevisionOptions, versionOptions } from '../classify-revision/index.js';
+import { sendRefusal, stderrLogger } from '../internal/respond.js';
+import { badOption } from '../internal/options.js';
+import type { Middleware } from '../types.js';
+
+export interface CheckHeadersOptions extends ClassifyRevisionOptions {
+  /**
+   * Looks up the `x-mcp-header` annotations of a tool by name (a ToolRegistry's `paramHeaders`, which also
+   * resolves names renamed by a tool filter on this request). Unknown tools return `undefined` and are left to
+   * the dispatcher. Without it, `Mcp-Param-*` headers are not checked.
+   */
+  paramHeaders?: (toolName: string, req: IncomingMessage) => readonly ParamHeader[] | undefined;
+}
+
+export function checkHeaders(options: CheckHeadersOptions = {}): Middleware {
+  if (options === null || typeof options !== 'object')
+    throw new TypeError('checkHeaders: options must be an object');
+  if (options.paramHeaders !== undefined && typeof options.paramHeaders !== 'function') {
+    throw badOption(
+      'checkHeaders',
+      'paramHeaders',
+      options.paramHeaders,
+      'a function (toolName) => ParamHeader[] | undefined',
+    );
+  }
+  const versions = versionOptions('checkHeaders', options);
+  const lookup = options.paramHeaders;
+  const logger = options.logger ?? stderrLogger;
+  /** True when the request may go on; otherwise the refusal has been written. */
+  const check = (req: IncomingMessage, res: Parameters<Middleware>[1], mcp: McpRequest): boolean => {
+    if (mcp.kind !== 'request') return true;
+    const cls = classifyOnce(req, mcp, versions);
+    if (!cls.ok) {
+      sendRefusal(req, res, cls, 'checkHeaders');
+      return false;
+    }
+    if (cls.era !== 'modern') return true;
+    const std = checkStandardHeaders({ method: mcp.method!, params: mcp.params, headers: mcp.headers });
+    if (std) {
+      sendRefusal(req, res, std, 'checkHeaders');
+      return false;
+    }
+    if (lookup && mcp.method === 'tools/call' && mcp.target !== undefined) {
+      const params = lookup(mcp.target, req);
+      if (params && params.length > 0) {
+        const bad = checkParamHeaders(params, mcp.arguments, req.headers);
+        if (bad) {
+          sendRefusal(req, res, bad, 'checkHeaders');
+          return false;
+        }
+      }
+    }
+    return true;
+  };
+  return function mcpCheckHeaders(req, res, next) {
+    if (req.method !== 'POST') return next();
+    afterParse(req, res, next, 'checkHeaders', logger, (mcp) => check(req, res, mcp));
+  };
+}

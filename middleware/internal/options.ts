@@ -1,0 +1,155 @@
+/**
+ * The one options kit every factory uses. A factory validates all of its options when it is called: unknown
+ * names are refused with a TypeError naming the factory, the option and the closest known name, so a typo can
+ * never switch a check off; a value of the wrong kind is refused with what was expected and what was given.
+ * Nothing here runs per request.
+ */
+import type { Logger } from '../types.js';
+
+/** A TypeError naming the factory, the option, what it expected and the value given. */
+export function badOption(factory: string, option: string, value: unknown, expected: string): TypeError {
+  return new TypeError(`${factory}: option "${option}" must be ${expected}, got ${shown(value)}`);
+}
+
+function shown(value: unknown): string {
+  if (typeof value === 'function') return 'a function';
+  try {
+    return String(JSON.stringify(value));
+  } catch {
+    return String(value);
+  }
+}
+
+/**
+ * The options argument itself: `undefined` becomes `{}`; anything but a plain object is refused (this also
+ * catches `app.use(factory)`, where Express would pass the request as the options).
+ */
+export function optionsObject<T extends object>(factory: string, value: T | undefined, name = 'options'): T {
+  if (value === undefined) return {} as T;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new TypeError(`${factory}: ${name} must be an object, got ${shown(value)}`);
+  }
+  return value;
+}
+
+/**
+ * Refuses any own key of `options` that is not in `known`, naming the closest known name. `prefix` names a
+ * nested object (`'store.'`) in the message.
+ */
+export function knownKeys(factory: string, options: object, known: readonly string[], prefix = ''): void {
+  for (const key of Object.keys(options)) {
+    if (known.includes(key)) continue;
+    const near = closest(key, known);
+    const hint = near === undefined ? '' : `; did you mean "${prefix}${near}"?`;
+    throw new TypeError(
+      `${factory}: unknown option "${prefix}${key}"${hint} (known: ${known.map((k) => prefix + k).join(', ')})`,
+    );
+  }
+}
+
+/** The known name nearest to `name` by edit distance, when it is near enough to be a likely typo. */
+export function closest(name: string, known: readonly string[]): string | undefined {
+  const lower = name.toLowerCase();
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const k of known) {
+    const d = k.toLowerCase() === lower ? 0 : editDistance(lower, k.toLowerCase());
+    if (d < bestDistance) {
+      best = k;
+      bestDistance = d;
+    }
+  }
+  return best !== undefined && bestDistance <= Math.max(2, Math.floor(best.length / 3)) ? best : undefined;
+}
+
+function editDistance(a: string, b: string): number {
+  if (a.length > 64 || b.length > 64) return Math.abs(a.length - b.length) + 64;
+  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + cost);
+    }
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+/** An integer option in [min, max]; `fallback` when undefined. */
+export function intOption(
+  factory: string,
+  name: string,
+  value: unknown,
+  fallback: number,
+  min: number,
+  max: number = Number.MAX_SAFE_INTEGER,
+): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `from ${min} to ${max}`;
+    throw badOption(factory, name, value, `an integer ${range}`);
+  }
+  return value;
+}
+
+/** A boolean option; `fallback` when undefined. */
+export function boolOption(factory: string, name: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') throw badOption(factory, name, value, 'true or false');
+  return value;
+}
+
+/** A string option; `fallback` when undefined. Empty strings are refused unless `allowEmpty`. */
+export function stringOption<D extends string | undefined>(
+  factory: string,
+  name: string,
+  value: unknown,
+  fallback: D,
+  allowEmpty = false,
+): string | D {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string' || (!allowEmpty && value === '')) {
+    throw badOption(factory, name, value, allowEmpty ? 'a string' : 'a non-empty string');
+  }
+  return value;
+}
+
+/** One of a fixed set of values; `fallback` when undefined. */
+export function oneOf<T extends string>(
+  factory: string,
+  name: string,
+  value: unknown,
+  allowed: readonly T[],
+  fallback: T,
+): T {
+  if (value === undefined) return fallback;
+  if (!allowed.includes(value as T)) {
+    throw badOption(factory, name, value, `one of ${allowed.map((a) => JSON.stringify(a)).join(', ')}`);
+  }
+  return value as T;
+}
+
+/** An optional function option. */
+export function fnOption<F extends (...args: never[]) => unknown>(
+  factory: string,
+  name: string,
+  value: unknown,
+): F | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'function') throw badOption(factory, name, value, 'a function');
+  return value as F;
+}
+
+/** A logger option: an object with an `error` method (and optional `warn`, `info`, `debug`); `fallback` when undefined. */
+export function loggerOption(factory: string, value: unknown, fallback: Logger, name = 'logger'): Logger {
+  if (value === undefined) return fallback;
+  const l = value as Record<string, unknown> | null;
+  const ok =
+    l !== null &&
+    typeof l === 'object' &&
+    typeof l.error === 'function' &&
+    ['warn', 'info', 'debug'].every((m) => l[m] === undefined || typeof l[m] === 'function');
+  if (!ok) throw badOption(factory, name, value, 'a logger with an error() method');
+  return value as Logger;
+}

@@ -1,0 +1,456 @@
+/**
+ * The shared per-request parse step. Whichever mcpware middleware runs first reads the body (under the size
+ * limit, before any parsing), parses it once and attaches `req.locals.mcp`; every later one reuses it. So each
+ * middleware works alone, and they compose in any order.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type Refusal, refusal } from '../../lib/errors.js';
+import { type ParseResult, isBatchBytes, parseMessage, parseValue } from '../../lib/jsonrpc.js';
+import { type ClassifyOptions, type ClassifyResult, classifyRevision } from '../../lib/classify.js';
+import { type McpRequest, toMcpRequest } from '../../lib/request.js';
+import { localsOf, sendInternalError, sendRefusal } from './respond.js';
+import type { Logger, RequestLocals } from '../types.js';
+
+export const DEFAULT_BODY_LIMIT = 4 * 1024 * 1024;
+
+export interface BodyOptions {
+  /** Largest body accepted, in bytes (or a string such as `'4mb'`, `'512kb'`). Default 4 MiB. */
+  limit?: number | string;
+  /** Deepest JSON nesting accepted. Default 64. */
+  maxDepth?: number;
+}
+
+interface ResolvedBodyOptions {
+  limit: number;
+  maxDepth: number;
+}
+
+/** Who waits for the raw body: called with it (or the refusal) and the request. */
+type RawWaiter = (raw: Buffer | Refusal, req: IncomingMessage) => void;
+
+/** What the shared parse step hands to those waiting for it: the result, or the exception it hit. */
+type ParseWaiter = (result: McpRequest | Refusal | undefined, failure?: { error: unknown }) => void;
+
+/**
+ * Internal per-request state, under a registered symbol so two copies of the package still share it. It is kept
+ * in `req.locals`, not on the request itself: under Express (which swaps the request's prototype) every property
+ * added to a request object makes it a new hidden class, with a map and descriptor copy that the garbage
+ * collector must then also trace; the locals object is mcpware's own, created with the same shape every time.
+ */
+interface State {
+  /** The raw body once read (or the refusal), and those waiting while it is read. */
+  rawDone?: Buffer | Refusal;
+  rawWaiters?: RawWaiter[];
+  /** While the body is read: its chunks so far, their size and the limit. */
+  chunks?: Buffer[];
+  size?: number;
+  limit?: number;
+  /** The options the shared parse step runs with (read once the body is in). */
+  parseOpts?: ResolvedBodyOptions;
+  raw?: Promise<Buffer | Refusal>;
+  /** The parse step's waiters while it runs; `parsed` is made only for promise callers. */
+  parseWaiters?: ParseWaiter[];
+  parsed?: Promise<McpRequest | Refusal>;
+  /** What the parse step came to, once it has: lets later middlewares go on synchronously (see parsedNow). */
+  done?: McpRequest | Refusal;
+  /** The exception the parse step hit, if it did. */
+  failed?: { error: unknown };
+  classified?: ClassifyResult;
+}
+const STATE = Symbol.for('mcpware.state');
+type WithState = IncomingMessage & { body?: unknown; _body?: boolean };
+type LocalsWithState = RequestLocals & { [STATE]?: State };
+
+function stateOf(req: IncomingMessage): State {
+  return ((localsOf(req) as LocalsWithState)[STATE] ??= {});
+}
+
+/**
+ * The state of a body read in progress, for the stream's listeners: `undefined` when there is none, which only
+ * happens when something replaced `req.locals` while the body was being read (the listeners then do nothing
+ * rather than throw inside the stream).
+ */
+function readingState(req: IncomingMessage): State | undefined {
+  const st = (req.locals as LocalsWithState | undefined)?.[STATE];
+  return st?.chunks === undefined && st?.rawDone === undefined ? undefined : st;
+}
+
+const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 * 1024, gb: 1024 * 1024 * 1024 };
+
+/** Parse a byte size option: a non-negative integer, or `'<n><unit>'` with b/kb/mb/gb. */
+export function parseByteSize(v: number | string): number | undefined {
+  if (typeof v === 'number') return Number.isSafeInteger(v) && v > 0 ? v : undefined;
+  const m = /^(\d{1,12}(?:\.\d{1,6})?)\s?(b|kb|mb|gb)$/i.exec(v.trim());
+  if (!m) return undefined;
+  const n = Math.floor(Number(m[1]) * UNITS[m[2]!.toLowerCase()]!);
+  return n > 0 ? n : undefined;
+}
+
+export function resolveBodyOptions(factory: string, opts: BodyOptions): ResolvedBodyOptions {
+  let limit = DEFAULT_BODY_LIMIT;
+  if (opts.limit !== undefined) {
+    const n =
+      typeof opts.limit === 'number' || typeof opts.limit === 'string'
+        ? parseByteSize(opts.limit)
+        : undefined;
+    if (n === undefined) {
+      throw new TypeError(
+        `${factory}: option "limit" must be a positive byte count or a size like "4mb", got ${JSON.stringify(opts.limit)}`,
+      );
+    }
+    limit = n;
+  }
+  let maxDepth = 64;
+  if (opts.maxDepth !== undefined) {
+    if (!Number.isSafeInteger(opts.maxDepth) || opts.maxDepth < 2) {
+      throw new TypeError(
+        `${factory}: option "maxDepth" must be an integer of at least 2, got ${JSON.stringify(opts.maxDepth)}`,
+      );
+    }
+    maxDepth = opts.maxDepth;
+  }
+  return { limit, maxDepth };
+}
+
+const DEFAULTS: ResolvedBodyOptions = { limit: DEFAULT_BODY_LIMIT, maxDepth: 64 };
+
+/** True for `application/json` with any parameters (charset must be UTF-8 when given). */
+export function isJsonContentType(ct: string | undefined): boolean {
+  if (!ct) return false;
+  const semi = ct.indexOf(';');
+  const type = (semi < 0 ? ct : ct.slice(0, semi)).trim().toLowerCase();
+  if (type !== 'application/json') return false;
+  if (semi < 0) return true;
+  const m = /(?:^|;)\s*charset\s*=\s*"?([^";\s]{1,40})"?/i.exec(ct.slice(semi));
+  return !m || /^utf-?8$/i.test(m[1]!);
+}
+
+/** True when a body parser (express.json, body-parser) already consumed and parsed the body. */
+function preParsed(req: WithState): boolean {
+  return req._body === true || (req.body !== undefined && (req.readableEnded || req.complete));
+}
+
+/**
+ * Read the raw body under the limit and hand it to `cb`, synchronously from the stream's `end` event (or at once
+ * when it was read before). Shared: the first caller reads, later ones wait for the same bytes. Callbacks must
+ * not throw. A callback rather than a promise: the hot path (parse, then the next middleware) makes no promise
+ * and waits for no microtask. The stream's listeners are shared functions that find the read's state through
+ * the request (`this`, its `req.locals`): a request makes no closure for them.
+ */
+function readBody(req: IncomingMessage, opts: ResolvedBodyOptions, cb: RawWaiter): void {
+  const st = stateOf(req);
+  if (st.rawDone !== undefined) return cb(st.rawDone, req);
+  if (st.rawWaiters) {
+    st.rawWaiters.push(cb);
+    return;
+  }
+  st.rawWaiters = [cb];
+  const declared = req.headers['content-length'];
+  if (declared !== undefined) {
+    const n = Number(declared);
+    if (Number.isFinite(n) && n > opts.limit) {
+      return settleRaw(
+        req,
+        st,
+        refusal('body_too_large', { message: `Request body exceeds ${opts.limit} bytes` }),
+      );
+    }
+  }
+  if (req.readableEnded) {
+    return settleRaw(req, st, refusal('body_unreadable', { message: 'Request body was already consumed' }));
+  }
+  st.chunks = [];
+  st.size = 0;
+  st.limit = opts.limit;
+  req.on('data', onBodyData);
+  req.on('end', onBodyEnd);
+  req.on('error', onBodyError);
+  req.on('aborted', onBodyAborted);
+}
+
+function settleRaw(req: IncomingMessage, st: State, v: Buffer | Refusal): void {
+  st.rawDone = v;
+  st.chunks = undefined;
+  const waiters = st.rawWaiters!;
+  st.rawWaiters = undefined;
+  for (const w of waiters) w(v, req);
+}
+
+/** The read ends early (too large, an error, an abort): the listeners come off, the waiters get `v`. */
+function stopReading(req: IncomingMessage, v: Refusal): void {
+  const st = readingState(req);
+  if (st === undefined || st.rawDone !== undefined) return;
+  req.removeListener('data', onBodyData);
+  req.removeListener('end', onBodyEnd);
+  req.removeListener('error', onBodyError);
+  req.removeListener('aborted', onBodyAborted);
+  settleRaw(req, st, v);
+}
+
+function onBodyData(this: IncomingMessage, chunk: Buffer): void {
+  const st = readingState(this);
+  if (st === undefined || st.rawDone !== undefined) return;
+  const size = (st.size = st.size! + chunk.length);
+  if (size > st.limit!) {
+    this.pause();
+    stopReading(this, refusal('body_too_large', { message: `Request body exceeds ${st.limit} bytes` }));
+    return;
+  }
+  st.chunks!.push(chunk);
+}
+
+function onBodyEnd(this: IncomingMessage): void {
+  const st = readingState(this);
+  // The stream has ended: none of the four listeners can run again with effect (`rawDone` guards them), so
+  // they are left on the request rather than removed one by one.
+  if (st === undefined || st.rawDone !== undefined) return;
+  const chunks = st.chunks!;
+  settleRaw(this, st, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, st.size));
+}
+
+function onBodyError(this: IncomingMessage): void {
+  stopReading(this, refusal('body_unreadable'));
+}
+
+function onBodyAborted(this: IncomingMessage): void {
+  stopReading(this, refusal('body_unreadable', { message: 'Request aborted' }));
+}
+
+/** Read the raw body under the limit. Shared: the first caller reads, the rest await the same bytes. */
+export function readRawBody(
+  req: IncomingMessage,
+  opts: ResolvedBodyOptions = DEFAULTS,
+): Promise<Buffer | Refusal> {
+  const st = stateOf(req);
+  return (st.raw ??= new Promise<Buffer | Refusal>((resolve) => readBody(req, opts, resolve)));
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Is the body a batch? Works on the raw bytes, or on `req.body` when a body parser already ran. */
+export async function isBatch(
+  req: IncomingMessage,
+  opts: ResolvedBodyOptions = DEFAULTS,
+): Promise<boolean | Refusal> {
+  const r = req as WithState;
+  const st = stateOf(req);
+  if (st.done !== undefined || st.parseWaiters !== undefined || st.failed !== undefined) {
+    // The parse step ran or runs: its verdict says whether this was a batch.
+    const p = await parseRequest(req, opts);
+    return !('kind' in p) && p.reason === 'batch';
+  }
+  if (preParsed(r)) {
+    if (Array.isArray(r.body)) return true;
+    if (Buffer.isBuffer(r.body)) return isBatchBytes(r.body);
+    if (typeof r.body === 'string') return isBatchBytes(Buffer.from(r.body));
+    return false;
+  }
+  if (!isJsonContentType(req.headers['content-type'])) {
+    // Batches are refused whatever the Content-Type (defence in depth); read the body only when one is sent.
+    if (req.headers['content-length'] === '0') return false;
+  }
+  const raw = await readRawBody(req, opts);
+  if (!Buffer.isBuffer(raw)) return raw;
+  return isBatchBytes(raw);
+}
+
+/** Parse raw bytes into the shared request (or a refusal), recording it on `req.locals.mcp`. */
+function fromBytes(req: IncomingMessage, opts: ResolvedBodyOptions, raw: Buffer): McpRequest | Refusal {
+  if (raw.length > opts.limit)
+    return refusal('body_too_large', { message: `Request body exceeds ${opts.limit} bytes` });
+  let text: string;
+  try {
+    text = utf8.decode(raw);
+  } catch {
+    return refusal('parse_error', { message: 'Parse error: the body is not valid UTF-8' });
+  }
+  return admit(req, parseMessage(text, { maxDepth: opts.maxDepth }), raw.length);
+}
+
+function admit(req: IncomingMessage, result: ParseResult, bytes: number): McpRequest | Refusal {
+  if (!result.ok) return result;
+  const mcp = toMcpRequest(result, req.headers, bytes);
+  localsOf(req).mcp = mcp;
+  return mcp;
+}
+
+/**
+ * Run the shared parse step once and hand its outcome to `cb`: at once when it is known, else when the body
+ * has been read (synchronously from the stream's `end` event). Callbacks must not throw.
+ * Order: Content-Type (415) → body limit (413) → UTF-8 and JSON (400 -32700) → batch (400 -32600) → JSON-RPC
+ * shape, ids, duplicate members, depth (400 -32600).
+ */
+function withParsed(req: IncomingMessage, opts: ResolvedBodyOptions, cb: ParseWaiter): void {
+  const st = stateOf(req);
+  if (st.done !== undefined) return cb(st.done);
+  if (st.failed !== undefined) return cb(undefined, st.failed);
+  if (st.parseWaiters) {
+    st.parseWaiters.push(cb);
+    return;
+  }
+  st.parseWaiters = [cb];
+  const r = req as WithState;
+  if (preParsed(r) && !Buffer.isBuffer(r.body) && typeof r.body !== 'string') {
+    // A body parser ran before us: validate its value (duplicate members can no longer be seen).
+    let v: McpRequest | Refusal;
+    try {
+      v =
+        r.body === undefined
+          ? refusal('body_unreadable')
+          : admit(
+              req,
+              parseValue(r.body, { maxDepth: opts.maxDepth }),
+              Number(req.headers['content-length']) || 0,
+            );
+    } catch (error) {
+      return settleParse(st, undefined, { error });
+    }
+    return settleParse(st, v);
+  }
+  if (!isJsonContentType(req.headers['content-type']))
+    return settleParse(st, refusal('unsupported_media_type'));
+  if (preParsed(r))
+    return parseBytes(req, st, opts, Buffer.isBuffer(r.body) ? r.body : Buffer.from(r.body as string));
+  st.parseOpts = opts;
+  readBody(req, opts, parseWhenRead);
+}
+
+/** The raw body is in (or refused): parse it with the options the parse step was started with. */
+function parseWhenRead(raw: Buffer | Refusal, req: IncomingMessage): void {
+  const st = stateOf(req);
+  if (Buffer.isBuffer(raw)) parseBytes(req, st, st.parseOpts!, raw);
+  else settleParse(st, raw);
+}
+
+function parseBytes(req: IncomingMessage, st: State, opts: ResolvedBodyOptions, raw: Buffer): void {
+  let v: McpRequest | Refusal;
+  try {
+    v = fromBytes(req, opts, raw);
+  } catch (error) {
+    return settleParse(st, undefined, { error });
+  }
+  settleParse(st, v);
+}
+
+/** The parse step's outcome: recorded on the state and handed to every waiter. */
+function settleParse(st: State, v: McpRequest | Refusal | undefined, failure?: { error: unknown }): void {
+  if (failure) st.failed = failure;
+  else st.done = v;
+  const waiters = st.parseWaiters!;
+  st.parseWaiters = undefined;
+  for (const w of waiters) w(v, failure);
+}
+
+/**
+ * Parse the request once. Returns the shared {@link McpRequest}, or a refusal (not yet written).
+ * Order: Content-Type (415) → body limit (413) → UTF-8 and JSON (400 -32700) → batch (400 -32600) → JSON-RPC
+ * shape, ids, duplicate members, depth (400 -32600).
+ */
+export function parseRequest(
+  req: IncomingMessage,
+  opts: ResolvedBodyOptions = DEFAULTS,
+): Promise<McpRequest | Refusal> {
+  const st = stateOf(req);
+  return (st.parsed ??= new Promise<McpRequest | Refusal>((resolve, reject) =>
+    withParsed(req, opts, (v, failure) => (failure ? reject(failure.error) : resolve(v!))),
+  ));
+}
+
+/**
+ * Parse (once, shared) and go on with the parsed request: `go` runs synchronously when the parse is already
+ * done, else from the body's `end` event. A refusal is written (and recorded as by `by`); an exception, in the
+ * parse or in `go`, becomes a generic -32603 with the stack in the log.
+ */
+export function whenParsed(
+  req: IncomingMessage,
+  res: ServerResponse,
+  by: string,
+  logger: Logger,
+  opts: ResolvedBodyOptions,
+  go: (mcp: McpRequest) => void,
+): void {
+  withParsed(req, opts, (p, failure) => {
+    if (failure) return sendInternalError(req, res, failure.error, by, logger);
+    const mcp = admitParsed(req, res, p!, by);
+    if (!mcp) return;
+    try {
+      go(mcp);
+    } catch (err) {
+      sendInternalError(req, res, err, by, logger);
+    }
+  });
+}
+
+/**
+ * The parse result when the shared parse step has already finished, else `undefined`. Middlewares mounted after
+ * `parse()` use it to go on synchronously, without a promise and a microtask per middleware per request.
+ */
+export function parsedNow(req: IncomingMessage): McpRequest | Refusal | undefined {
+  return (req.locals as LocalsWithState | undefined)?.[STATE]?.done;
+}
+
+/**
+ * Run a middleware's synchronous `check` on the parsed request, then call `next` when it returns true (it
+ * writes its own refusal otherwise). When `parse()` already ran this happens at once, with no promise per
+ * request; otherwise after the shared lazy parse. Unexpected exceptions become a generic -32603.
+ */
+export function afterParse(
+  req: IncomingMessage,
+  res: ServerResponse,
+  next: (err?: unknown) => void,
+  by: string,
+  logger: Logger,
+  check: (mcp: McpRequest) => boolean,
+): void {
+  whenParsed(req, res, by, logger, DEFAULTS, (mcp) => {
+    if (check(mcp)) next();
+  });
+}
+
+/**
+ * The parsed request for a middleware: parses lazily, and on failure writes the refusal (recording which
+ * middleware refused) and returns `undefined`.
+ */
+export function ensureParsed(
+  req: IncomingMessage,
+  res: ServerResponse,
+  by: string,
+  opts: ResolvedBodyOptions = DEFAULTS,
+): Promise<McpRequest | undefined> {
+  // A plain `.then` rather than an async function: one promise fewer per call on the hot path.
+  return parseRequest(req, opts).then((p) => admitParsed(req, res, p, by));
+}
+
+/** The parse result for a middleware: the request, or `undefined` once the refusal has been written. */
+export function admitParsed(
+  req: IncomingMessage,
+  res: ServerResponse,
+  p: McpRequest | Refusal,
+  by: string,
+): McpRequest | undefined {
+  if ('kind' in p) return p;
+  sendRefusal(req, res, p, by, {
+    id: (p as Refusal & { id?: unknown }).id,
+    ...(p.reason === 'body_too_large' ? { headers: { Connection: 'close' } } : {}),
+  });
+  return undefined;
+}
+
+/** Classify the parsed request's revision once; the result is cached and the era written onto the request. */
+export function classifyOnce(req: IncomingMessage, mcp: McpRequest, opts?: ClassifyOptions): ClassifyResult {
+  const st = stateOf(req);
+  if (st.classified) return st.classified;
+  const result = classifyRevision(
+    {
+      method: mcp.method ?? '',
+      meta: mcp.meta,
+      header: mcp.headers.protocolVersion,
+      notification: mcp.kind !== 'request',
+    },
+    opts,
+  );
+  mcp.era = result.era;
+  if (result.ok) mcp.version = result.version;
+  st.classified = result;
+  return result;
+}

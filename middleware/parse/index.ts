@@ -1,0 +1,44 @@
+/**
+ * `parse()`: read the POST body under a size limit and parse it once into `req.locals.mcp`.
+ *
+ * Refuses: a non-JSON Content-Type (415), a body over the limit (413, before any parsing), invalid JSON or
+ * UTF-8 (400 / -32700, no id), a batch (400 / -32600), anything that is not one JSON-RPC message, ids that are
+ * not strings or safe integers, members named twice, `__proto__`, nesting past `maxDepth` (400 / -32600).
+ * Uses `req.body` when express.json (or another body parser) already ran. Non-POST requests pass through.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type BodyOptions, resolveBodyOptions, whenParsed } from '../internal/parse-step.js';
+import { stderrLogger } from '../internal/respond.js';
+import type { Logger, Middleware } from '../types.js';
+import type { McpRequest } from '../../lib/request.js';
+
+export interface ParseOptions extends BodyOptions {
+  /** Where unexpected errors are logged. Default: stderr. */
+  logger?: Logger;
+}
+
+export function parse(options: ParseOptions = {}): Middleware {
+  if (options === null || typeof options !== 'object')
+    throw new TypeError('parse: options must be an object');
+  const body = resolveBodyOptions('parse', options);
+  const logger = options.logger ?? stderrLogger;
+  return function mcpParse(req, res, next) {
+    if (req.method !== 'POST') return next();
+    // Synchronously from the body's `end` event: no promise, no microtask on the way to the next middleware.
+    whenParsed(req, res, 'parse', logger, body, () => next());
+  };
+}
+
+/** The parsed request, or `undefined` when the shared parse step has not run (or refused). */
+export function getMcp(req: IncomingMessage): McpRequest | undefined {
+  return req.locals?.mcp;
+}
+
+/** The parsed request; throws when `parse()` (or another mcpware middleware) has not parsed it. */
+export function mcpOf(req: IncomingMessage): McpRequest {
+  const m = req.locals?.mcp;
+  if (!m) throw new Error('mcpware: no parsed MCP request on req.locals.mcp (mount parse() first)');
+  return m;
+}
+
+export type { ServerResponse };

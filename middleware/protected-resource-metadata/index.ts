@@ -1,0 +1,201 @@
+/**
+ * `protectedResourceMetadata({ resource, authorizationServers })`: the RFC 9728 OAuth Protected Resource
+ * Metadata document, which an MCP client fetches after a 401 to find where to get a token.
+ *
+ * Served at the root form `/.well-known/oauth-protected-resource` and at the path-inserted form for the
+ * resource's path (`/.well-known/oauth-protected-resource/mcp` for `https://host/mcp`), on `GET` and `HEAD`;
+ * other methods on those paths get 405. Every other path goes to `next()`.
+ *
+ * With no authorization server configured both paths answer 404 with an empty body, never a document with an
+ * empty list: the document says "this resource is protected by OAuth", and a client that believes it would
+ * start OAuth against a server that wants none (API keys only, or no auth in development).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { checkKnownOptions } from '../auth/index.js';
+import { badOption } from '../internal/options.js';
+import type { Middleware } from '../types.js';
+
+export const PRM_WELL_KNOWN = '/.well-known/oauth-protected-resource';
+
+export interface ProtectedResourceMetadataOptions {
+  /** This server's resource identifier: the MCP endpoint's URL, e.g. `https://mcp.example.com/mcp`. Required. */
+  resource: string;
+  /** Issuer URLs of the authorization servers. Empty or absent → 404 (no OAuth offered). */
+  authorizationServers?: readonly string[];
+  /** `scopes_supported`. Omitted when absent. Do not list `offline_access` (MCP 2026-07-28). */
+  scopesSupported?: readonly string[];
+  /** `resource_name`: a human-readable name. */
+  resourceName?: string;
+  /** `resource_documentation`: a URL of documentation for developers. */
+  resourceDocumentation?: string;
+}
+
+/** The RFC 9728 document as served. */
+export interface ProtectedResourceMetadataDocument {
+  resource: string;
+  authorization_servers: string[];
+  bearer_methods_supported: ['header'];
+  scopes_supported?: string[];
+  resource_name?: string;
+  resource_documentation?: string;
+}
+
+export interface ProtectedResourceMetadataMiddleware extends Middleware {
+  /** The metadata URL to advertise in `WWW-Authenticate: Bearer resource_metadata="…"` (path-inserted form). */
+  readonly url: string;
+  /** The paths answered. */
+  readonly paths: readonly string[];
+  /** The document, or `undefined` when no authorization server is configured (404). */
+  readonly document: Readonly<ProtectedResourceMetadataDocument> | undefined;
+}
+
+function httpUrl(v: unknown): URL | undefined {
+  if (typeof v !== 'string' || v.length > 2000) return undefined;
+  try {
+    const u = new URL(v);
+    if (
+      (u.protocol !== 'https:' && u.protocol !== 'http:') ||
+      u.hash !== '' ||
+      u.username !== '' ||
+      u.password !== ''
+    )
+      return undefined;
+    // No quotes, backslashes or whitespace: the URL travels inside a WWW-Authenticate quoted-string.
+    if (/["\\\s]/.test(v)) return undefined;
+    return u;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The resource's path with no trailing slash (`''` for the origin itself). */
+function resourcePath(u: URL): string {
+  let p = u.pathname;
+  while (p.endsWith('/')) p = p.slice(0, -1);
+  return p;
+}
+
+/**
+ * The RFC 9728 metadata URL for a resource: the well-known path inserted between the origin and the
+ * resource's path (`https://host/mcp` → `https://host/.well-known/oauth-protected-resource/mcp`).
+ */
+export function protectedResourceMetadataUrl(resource: string): string {
+  const u = httpUrl(resource);
+  if (!u)
+    throw new TypeError(
+      `protectedResourceMetadataUrl: resource must be an absolute http(s) URL without fragment, got ${JSON.stringify(resource)}`,
+    );
+  return `${u.origin}${PRM_WELL_KNOWN}${resourcePath(u)}`;
+}
+
+/** The request's path without query, as the client sent it (Express's `originalUrl` when mounted under a path). */
+function pathOf(req: IncomingMessage): string {
+  const raw = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? '/';
+  const q = raw.indexOf('?');
+  return q < 0 ? raw : raw.slice(0, q);
+}
+
+/**
+ * Serve the protected-resource metadata document.
+ *
+ * @example
+ * const prm = protectedResourceMetadata({ resource: 'https://mcp.example.com/mcp', authorizationServers: [issuer] });
+ * app.use(prm);
+ * app.use('/mcp', oidcAuth({ issuer, audience: 'https://mcp.example.com/mcp', resourceMetadataUrl: prm.url }));
+ */
+export function protectedResourceMetadata(
+  options: ProtectedResourceMetadataOptions,
+): ProtectedResourceMetadataMiddleware {
+  const factory = 'protectedResourceMetadata';
+  if (typeof options !== 'object' || options === null)
+    throw badOption(factory, 'options', options, 'an object with "resource"');
+  checkKnownOptions(factory, options, [
+    'resource',
+    'authorizationServers',
+    'scopesSupported',
+    'resourceName',
+    'resourceDocumentation',
+  ]);
+  const ru = httpUrl(options.resource);
+  if (!ru) throw badOption(factory, 'resource', options.resource, 'an absolute http(s) URL without fragment');
+  const servers = options.authorizationServers ?? [];
+  if (!Array.isArray(servers) || !servers.every((s) => httpUrl(s) !== undefined)) {
+    throw badOption(
+      factory,
+      'authorizationServers',
+      options.authorizationServers,
+      'an array of http(s) issuer URLs',
+    );
+  }
+  let scopes: string[] | undefined;
+  if (options.scopesSupported !== undefined) {
+    const s = options.scopesSupported;
+    if (
+      !Array.isArray(s) ||
+      !s.every((x) => typeof x === 'string' && /^[\x21\x23-\x5b\x5d-\x7e]{1,256}$/.test(x))
+    ) {
+      throw badOption(factory, 'scopesSupported', s, 'an array of scope tokens');
+    }
+    scopes = [...(s as string[])];
+  }
+  if (
+    options.resourceName !== undefined &&
+    (typeof options.resourceName !== 'string' || options.resourceName === '')
+  ) {
+    throw badOption(factory, 'resourceName', options.resourceName, 'a non-empty string');
+  }
+  if (options.resourceDocumentation !== undefined && !httpUrl(options.resourceDocumentation)) {
+    throw badOption(factory, 'resourceDocumentation', options.resourceDocumentation, 'an http(s) URL');
+  }
+
+  let document: ProtectedResourceMetadataDocument | undefined;
+  let body: string | undefined;
+  if (servers.length > 0) {
+    // `resource` is served verbatim: RFC 9728 §3.3 has the client compare it with the URL it used.
+    document = {
+      resource: options.resource,
+      authorization_servers: [...servers],
+      bearer_methods_supported: ['header'],
+    };
+    if (scopes) document.scopes_supported = scopes;
+    if (options.resourceName !== undefined) document.resource_name = options.resourceName;
+    if (options.resourceDocumentation !== undefined)
+      document.resource_documentation = options.resourceDocumentation;
+    body = JSON.stringify(document);
+    Object.freeze(document);
+  }
+  const sub = resourcePath(ru);
+  const paths = sub === '' ? [PRM_WELL_KNOWN] : [PRM_WELL_KNOWN, PRM_WELL_KNOWN + sub];
+  const url = `${ru.origin}${PRM_WELL_KNOWN}${sub}`;
+
+  const mw = function protectedResourceMetadataHandler(
+    req: IncomingMessage,
+    res: ServerResponse,
+    next: (err?: unknown) => void,
+  ): void {
+    if (!paths.includes(pathOf(req))) {
+      next();
+      return;
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.statusCode = 405;
+      res.setHeader('Allow', 'GET, HEAD');
+      res.setHeader('Content-Length', '0');
+      res.end();
+      return;
+    }
+    if (body === undefined) {
+      res.statusCode = 404;
+      res.setHeader('Content-Length', '0');
+      res.end();
+      return;
+    }
+    res.statusCode = 200;
+    res.setHeader('Content-Type', 'application/json');
+    res.setHeader('Content-Length', Buffer.byteLength(body));
+    // A public document that browser-based clients (MCP Inspector...) must be able to read.
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.end(req.method === 'HEAD' ? undefined : body);
+  };
+  return Object.assign(mw, { url, paths: Object.freeze(paths), document });
+}

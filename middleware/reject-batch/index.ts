@@ -1,0 +1,42 @@
+/**
+ * `rejectBatch()`: refuse a JSON-RPC batch. A body whose first character that is not JSON whitespace (after an
+ * optional UTF-8 byte-order mark) is `[` → 400 / -32600 with no id, whatever the Content-Type, and before any
+ * parsing, so malformed arrays count too. Batching was removed in MCP 2025-06-18 and the modern revision
+ * requires one message per POST; no handler ever sees a batch.
+ */
+import { refusal } from '../../lib/errors.js';
+import {
+  type BodyOptions,
+  ensureParsed,
+  isBatch,
+  parsedNow,
+  resolveBodyOptions,
+} from '../internal/parse-step.js';
+import { sendInternalError, sendRefusal, stderrLogger } from '../internal/respond.js';
+import type { Logger, Middleware } from '../types.js';
+
+export interface RejectBatchOptions extends BodyOptions {
+  logger?: Logger;
+}
+
+export function rejectBatch(options: RejectBatchOptions = {}): Middleware {
+  if (options === null || typeof options !== 'object')
+    throw new TypeError('rejectBatch: options must be an object');
+  const body = resolveBodyOptions('rejectBatch', options);
+  const logger = options.logger ?? stderrLogger;
+  return function mcpRejectBatch(req, res, next) {
+    if (req.method !== 'POST') return next();
+    // Parsed already into one message (parse() ran before): certainly not a batch; go on without a promise.
+    const now = parsedNow(req);
+    if (now !== undefined && 'kind' in now) return next();
+    isBatch(req, body).then(
+      (batch) => {
+        if (batch === true) return sendRefusal(req, res, refusal('batch'), 'rejectBatch', { id: undefined });
+        if (batch === false) return next();
+        // The body could not be read (over the limit, aborted): the shared parse step writes that refusal.
+        void ensureParsed(req, res, 'rejectBatch', body);
+      },
+      (err: unknown) => sendInternalError(req, res, err, 'rejectBatch', logger),
+    );
+  };
+}

@@ -1,0 +1,205 @@
+/**
+ * `toolFilter()`: an allow-list of tools and per-tool overrides (rename, re-describe), as ToolHive's
+ * tool-filter / tool-call-filter pair does it for a proxy.
+ *
+ * The middleware itself only installs a *tool view* on the request (`req.locals.toolViews`); `dispatch()`
+ * applies it to any tools handler: it filters and renames `tools/list` results, maps a `tools/call` name back to
+ * the actual tool, and refuses a filtered name exactly as it refuses an unknown one (a ToolRegistry's refusal
+ * then hints only the names this view exposes). So it needs mcpware's `dispatch()` downstream.
+ *
+ * Semantics (ToolHive's, with one deliberate difference):
+ * - `allow` holds user-facing (post-override) names; empty or absent means every tool.
+ * - `override` maps an actual name to `{name?, description?}`; an empty field keeps the original.
+ * - Difference: what you see is what you can call. The original name of a renamed tool is not callable (ToolHive
+ *   lets it through when no allow-list is set). When a rename lands on the name of another, un-renamed tool,
+ *   the renamed one wins and the other is hidden, so list and call agree.
+ */
+import type { IncomingMessage } from 'node:http';
+import { localsOf } from '../internal/respond.js';
+import type { Middleware, RequestLocals } from '../types.js';
+
+/** How one tool is shown: its user-facing name, and a replacement description when one is configured. */
+export interface ExposedTool {
+  name: string;
+  description?: string;
+}
+
+/** A per-request transformation of the tool namespace. */
+export interface ToolView {
+  /** How the actual tool `actualName` is shown, or `undefined` when this view hides it. */
+  expose(actualName: string): ExposedTool | undefined;
+  /** The actual name behind the user-facing `name`, or `undefined` when this view shows nothing by that name. */
+  resolve(name: string): string | undefined;
+}
+
+export interface ToolOverride {
+  /** The user-facing name. Empty or absent keeps the original. */
+  name?: string;
+  /** The user-facing description. Empty or absent keeps the original. */
+  description?: string;
+}
+
+export interface ToolFilterOptions {
+  /** User-facing (post-override) names of the tools to keep. Empty or absent: keep every tool. */
+  allow?: readonly string[];
+  /** Actual tool name → override. */
+  override?: Readonly<Record<string, ToolOverride>>;
+}
+
+const LOCALS_KEY = 'toolViews';
+
+/**
+ * Set to `true` on a tools handler object that applies the request's views itself (a ToolRegistry does, so its
+ * cursors and unknown-tool hints never name a filtered tool). For other handlers `dispatch()` applies them.
+ */
+export const TOOL_VIEWS_APPLIED: unique symbol = Symbol.for('mcpware.toolViewsApplied');
+
+/** The tool views installed on a request (`req.locals`), outermost (closest to the client) first. */
+export function toolViewsOf(locals: RequestLocals | undefined): readonly ToolView[] {
+  const v = locals?.[LOCALS_KEY];
+  return Array.isArray(v) ? (v as ToolView[]) : [];
+}
+
+/** Install a view on a request (innermost last). Installing the same view twice is a no-op. */
+export function addToolView(req: IncomingMessage, view: ToolView): void {
+  const locals = localsOf(req);
+  const list = Array.isArray(locals[LOCALS_KEY]) ? (locals[LOCALS_KEY] as ToolView[]) : [];
+  if (!list.includes(view)) list.push(view);
+  locals[LOCALS_KEY] = list;
+}
+
+/**
+ * How an actual tool is shown through every view (innermost view first, the way the answer travels), or
+ * `undefined` when one of them hides it.
+ */
+export function exposeThrough(actualName: string, views: readonly ToolView[]): ExposedTool | undefined {
+  let name = actualName;
+  let description: string | undefined;
+  for (let i = views.length - 1; i >= 0; i--) {
+    const e = views[i]!.expose(name);
+    if (!e) return undefined;
+    name = e.name;
+    if (e.description !== undefined) description = e.description;
+  }
+  return description === undefined ? { name } : { name, description };
+}
+
+/** The actual tool behind a user-facing name (outermost view first), or `undefined` when a view refuses it. */
+export function resolveThrough(name: string, views: readonly ToolView[]): string | undefined {
+  let cur: string | undefined = name;
+  for (const v of views) {
+    cur = v.resolve(cur);
+    if (cur === undefined) return undefined;
+  }
+  return cur;
+}
+
+/**
+ * Apply views to a list of tool definitions: hidden ones dropped, the rest renamed and re-described, order
+ * kept. Returns `undefined` when an entry has no string name (fail closed: such a list is not sent).
+ */
+export function exposeList(
+  tools: readonly unknown[],
+  views: readonly ToolView[],
+): Record<string, unknown>[] | undefined {
+  const out: Record<string, unknown>[] = [];
+  for (const t of tools) {
+    if (t === null || typeof t !== 'object' || Array.isArray(t)) return undefined;
+    const tool = t as Record<string, unknown>;
+    if (typeof tool.name !== 'string' || tool.name === '') return undefined;
+    const e = exposeThrough(tool.name, views);
+    if (!e) continue;
+    const copy: Record<string, unknown> = { ...tool, name: e.name };
+    if (e.description !== undefined) copy.description = e.description;
+    out.push(copy);
+  }
+  return out;
+}
+
+function bad(option: string, message: string): TypeError {
+  return new TypeError(`toolFilter: option "${option}" ${message}`);
+}
+
+/** Build the view `toolFilter()` installs (exported for callers that are not HTTP middleware). */
+export function createToolView(options: ToolFilterOptions): ToolView {
+  if (options === null || typeof options !== 'object')
+    throw new TypeError('toolFilter: options must be an object');
+  const allowList = options.allow ?? [];
+  if (!Array.isArray(allowList))
+    throw bad('allow', `must be an array of tool names, got ${JSON.stringify(allowList)}`);
+  allowList.forEach((n: unknown, i) => {
+    if (typeof n !== 'string' || n === '') throw bad(`allow[${i}]`, 'must be a non-empty tool name');
+  });
+  const rawOverride: unknown = options.override ?? {};
+  if (rawOverride === null || typeof rawOverride !== 'object' || Array.isArray(rawOverride)) {
+    throw bad('override', 'must be an object mapping tool names to { name?, description? }');
+  }
+  // Maps, not objects: a tool named "constructor" or "__proto__" must not meet Object.prototype.
+  const renameTo = new Map<string, string>();
+  const describeAs = new Map<string, string>();
+  const renamedFrom = new Map<string, string>();
+  for (const [actual, o] of Object.entries(rawOverride as Record<string, unknown>)) {
+    if (actual === '') throw bad('override', 'has an empty tool name');
+    if (o === null || typeof o !== 'object' || Array.isArray(o)) {
+      throw bad(`override.${actual}`, 'must be an object { name?, description? }');
+    }
+    const { name, description, ...extra } = o as Record<string, unknown>;
+    const unknownKeys = Object.keys(extra);
+    if (unknownKeys.length > 0) throw bad(`override.${actual}`, `has unknown key "${unknownKeys[0]}"`);
+    if (name !== undefined && typeof name !== 'string')
+      throw bad(`override.${actual}.name`, 'must be a string');
+    if (description !== undefined && typeof description !== 'string') {
+      throw bad(`override.${actual}.description`, 'must be a string');
+    }
+    if (!name && !description)
+      throw bad(`override.${actual}`, 'must set a name or a description (both are empty)');
+    if (name && name !== actual) {
+      const prior = renamedFrom.get(name);
+      if (prior !== undefined) throw bad('override', `renames both "${prior}" and "${actual}" to "${name}"`);
+      renameTo.set(actual, name);
+      renamedFrom.set(name, actual);
+    }
+    if (description) describeAs.set(actual, description);
+  }
+  if (allowList.length === 0 && renameTo.size === 0 && describeAs.size === 0) {
+    throw new TypeError(
+      'toolFilter: set "allow", "override" or both (the tool list to filter or override is empty)',
+    );
+  }
+  const allow = allowList.length > 0 ? new Set(allowList) : undefined;
+  const allowed = (name: string): boolean => allow === undefined || allow.has(name);
+
+  return {
+    expose(actual) {
+      let name = renameTo.get(actual);
+      if (name === undefined) {
+        // Another tool was renamed onto this name: that one wins, this one is hidden (list and call agree).
+        if (renamedFrom.has(actual)) return undefined;
+        name = actual;
+      }
+      if (!allowed(name)) return undefined;
+      const description = describeAs.get(actual);
+      return description === undefined ? { name } : { name, description };
+    },
+    resolve(name) {
+      if (!allowed(name)) return undefined;
+      const actual = renamedFrom.get(name);
+      if (actual !== undefined) return actual;
+      // The original name of a renamed tool is no longer shown, so it is not callable either.
+      if (renameTo.has(name)) return undefined;
+      return name;
+    },
+  };
+}
+
+/**
+ * The middleware. Validates its options at construction (TypeError naming the option) and installs the view
+ * on every POST; `dispatch()` enforces it.
+ */
+export function toolFilter(options: ToolFilterOptions): Middleware {
+  const view = createToolView(options);
+  return function mcpToolFilter(req, _res, next) {
+    if (req.method === 'POST') addToolView(req, view);
+    next();
+  };
+}

@@ -1,0 +1,320 @@
+/**
+ * The demo server's contract (README "Demo server"): environment, tools, resources, prompts, metrics, audit,
+ * limits, origin protection, OIDC and Redis, checked through HTTP with mcpware's own test client.
+ */
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import request from 'supertest';
+import { McpTestClient, TestIssuer } from '../../testing/index';
+import { startRedis, type RedisServer } from '../support/redis';
+import { startDemo, type RunningDemo } from '../support/demo';
+
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+const KEYS = `demo:sha256:${sha('demo-token')}:users,root:${sha('root-token')}:admin|users`;
+const AUTH = { Authorization: 'Bearer demo-token' };
+const ADMIN = { Authorization: 'Bearer root-token' };
+
+describe('npm start', () => {
+  test('prints the URL when ready and answers /healthz', async () => {
+    const probe = http.createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise<void>((r) => probe.close(() => r()));
+    const root = path.resolve(__dirname, '../..');
+    const child = spawn(
+      process.execPath,
+      [path.join(root, 'node_modules/tsx/dist/cli.mjs'), 'examples/server.ts'],
+      {
+        cwd: root,
+        env: { ...process.env, PORT: String(port), MCP_AUDIT_LOG: '/dev/null' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        const timer = setTimeout(() => reject(new Error('no ready line: ' + out)), 30_000);
+        child.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          if (out.includes('\n')) {
+            clearTimeout(timer);
+            resolve(out.split('\n')[0]!);
+          }
+        });
+        child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
+      });
+      expect(line).toContain(`http://127.0.0.1:${port}/mcp`);
+      const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+      expect(res.status).toBe(200);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  }, 40_000);
+});
+
+describe('the demo in both eras', () => {
+  let d: RunningDemo;
+  beforeAll(async () => {
+    d = await startDemo({ MCP_API_KEYS: KEYS });
+  });
+  afterAll(() => d.stop());
+
+  describe.each(['modern', 'legacy'] as const)('%s', (era) => {
+    const client = (headers = AUTH) => new McpTestClient(d.url, { era, headers });
+
+    test('hello: structuredContent plus the same JSON as text, with an outputSchema', async () => {
+      const c = client();
+      const list = await c.listTools();
+      const hello = list.body.result.tools.find((t: { name: string }) => t.name === 'hello');
+      expect(hello.outputSchema).toBeDefined();
+      const r = await c.callTool('hello', { who: 'Ada' });
+      expect(r.status).toBe(200);
+      expect(r.body.result.structuredContent).toEqual({ greeting: 'Hello, Ada!' });
+      expect(JSON.parse(r.body.result.content[0].text)).toEqual({ greeting: 'Hello, Ada!' });
+      if (era === 'modern') expect(r.body.result.resultType).toBe('complete');
+      else expect(r.body.result.resultType).toBeUndefined();
+    });
+
+    test('customer: personal data masked on the way out', async () => {
+      const r = await client().callTool('customer', { id: 'c-9' });
+      const text = JSON.stringify(r.body.result);
+      expect(text).not.toContain('4111 1111 1111 1111');
+      expect(text).not.toContain('203.0.113.42');
+      expect(text).not.toContain('sam.carter@');
+      expect(r.body.result.structuredContent).toMatchObject({
+        card: '[masked:card]',
+        email: 's***@acme.com',
+      });
+    });
+
+    test('admin_report: invisible and uncallable for users, exactly like an unknown tool', async () => {
+      const c = client();
+      const names = (await c.listTools()).body.result.tools.map((t: { name: string }) => t.name);
+      expect(names).not.toContain('admin_report');
+      const hidden = await c.callTool('admin_report', {});
+      const unknown = await c.callTool('no_such_tool', {});
+      expect(hidden.status).toBe(unknown.status);
+      expect(hidden.body.error.code).toBe(-32602);
+      expect(unknown.body.error.code).toBe(-32602);
+      expect(hidden.body.error.data.available).toEqual(unknown.body.error.data.available);
+      expect(JSON.stringify(hidden.body)).not.toContain('admin_report"]');
+      const admin = client(ADMIN);
+      expect((await admin.listTools()).body.result.tools.map((t: { name: string }) => t.name)).toContain(
+        'admin_report',
+      );
+      const ok = await admin.callTool('admin_report', {});
+      expect(ok.body.result.structuredContent).toMatchObject({ requestedBy: 'root' });
+    });
+
+    test('region_status mirrors region into Mcp-Param-Region', async () => {
+      const c = client();
+      const r = await c.callTool('region_status', { region: 'eu-west1' });
+      expect(r.body.result.structuredContent).toEqual({ region: 'eu-west1', status: 'ok' });
+      if (era === 'modern') {
+        const bad = await c.callTool('region_status', { region: 'eu-west1' }, { paramHeaders: {} });
+        expect(bad.status).toBe(400);
+        expect(bad.body.error.code).toBe(-32020);
+        const wrong = await c.callTool(
+          'region_status',
+          { region: 'eu-west1' },
+          { paramHeaders: { 'Mcp-Param-Region': 'us-east1' } },
+        );
+        expect(wrong.body.error.code).toBe(-32020);
+      }
+    });
+
+    test('crash: a generic -32603, no message, no stack', async () => {
+      const r = await client().callTool('crash', {});
+      expect(r.body.error.code).toBe(-32603);
+      expect(JSON.stringify(r.body)).not.toMatch(/hunter2|password|at .*\.ts/);
+    });
+
+    test('slow: waits and reports', async () => {
+      const r = await client().callTool('slow', { ms: 20 });
+      expect(r.body.result.structuredContent).toEqual({ slept: 20 });
+      const bad = await client().callTool('slow', { ms: 20000 });
+      expect(bad.body.result.isError).toBe(true);
+    });
+
+    test('resources: two text resources and one binary in docs://; prompts with a required argument', async () => {
+      const c = client();
+      const list = (await c.listResources()).body.result.resources;
+      const text = list.filter((r: { mimeType?: string }) => r.mimeType === 'text/markdown');
+      expect(text.length).toBeGreaterThanOrEqual(2);
+      expect(list.some((r: { uri: string }) => r.uri === 'docs://logo.png')).toBe(true);
+      const png = await c.readResource('docs://logo.png');
+      expect(png.body.result.contents[0].blob).toBeDefined();
+      const missing = await c.readResource('docs://nope.md');
+      expect(missing.body.error.code).toBe(era === 'modern' ? -32602 : -32002);
+      const prompt = await c.getPrompt('summarize', { topic: 'caching' });
+      expect(JSON.stringify(prompt.body.result.messages)).toContain('caching');
+      const noArg = await c.getPrompt('summarize', {});
+      expect(noArg.body.error.code).toBe(-32602);
+    });
+
+    test('without credentials → 401 with a Bearer challenge', async () => {
+      const anon = new McpTestClient(d.url, { era });
+      const r = era === 'modern' ? await anon.listTools() : await anon.initialize();
+      expect(r.status).toBe(401);
+      expect(r.body.error.code).toBe(401);
+      expect(r.headers['www-authenticate']).toMatch(/^Bearer/);
+    });
+  });
+
+  test('spec §8.A 27 and 29: a notification → 202 with an empty body; Mcp-Session-Id and Last-Event-ID ignored', async () => {
+    const c = new McpTestClient(d.url, { headers: AUTH });
+    const note = await c.notify('notifications/initialized');
+    expect(note.status).toBe(202);
+    expect(note.text).toBe('');
+    const r = await c.listTools({}, { headers: { 'Mcp-Session-Id': 'abc', 'Last-Event-ID': '5' } });
+    expect(r.status).toBe(200);
+    expect(r.headers['mcp-session-id']).toBeUndefined();
+    expect(r.headers['mcp-protocol-version']).toBe('2026-07-28');
+    expect(r.body.result.resultType).toBe('complete');
+    expect(r.body.result.ttlMs).toBe(0);
+    expect(r.body.result.cacheScope).toBe('private');
+    expect(r.body.result._meta['io.modelcontextprotocol/serverInfo']).toEqual({
+      name: 'mcpware-demo',
+      version: '0.1.0',
+    });
+  });
+
+  test('Origin not allowed by default → 403; GET → 405; /metrics after traffic', async () => {
+    const base = d.url.replace(/\/mcp$/, '');
+    const evil = await new McpTestClient(d.url, {
+      headers: { ...AUTH, Origin: 'http://evil.example.com' },
+    }).listTools();
+    expect(evil.status).toBe(403);
+    const get = await request(base).get('/mcp').set(AUTH);
+    expect(get.status).toBe(405);
+    const m = await request(base).get('/metrics');
+    expect(m.status).toBe(200);
+    expect(m.text).toMatch(/mcp_requests_total\{era="modern"\} [1-9]/);
+    expect(m.text).toMatch(/mcp_tool_calls_total\{tool="hello",outcome="ok"\} [1-9]/);
+    expect(m.text).toMatch(/mcp_transport_refusals_total\{reason="origin_not_allowed"\} [1-9]/);
+  });
+
+  test('the audit log holds one JSON line per call, refusals included, never the answer', async () => {
+    await new Promise((r) => setTimeout(r, 200));
+    const lines = readFileSync(d.auditFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines.length).toBeGreaterThan(10);
+    expect(lines.some((l) => l.decision === 'refused' && l.status === 401)).toBe(true);
+    expect(lines.some((l) => l.method === 'tools/call' && l.target === 'hello' && l.outcome === 'ok')).toBe(
+      true,
+    );
+    expect(JSON.stringify(lines)).not.toContain('Hello, Ada!');
+  });
+});
+
+describe('demo environment', () => {
+  test('MCP_RPM limits per user with 429 and Retry-After', async () => {
+    const d = await startDemo({ MCP_RPM: '3' });
+    try {
+      const c = new McpTestClient(d.url, { headers: AUTH, autoParamHeaders: false });
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) statuses.push((await c.callTool('hello', { who: 'x' })).status);
+      expect(statuses).toEqual([200, 200, 200, 429, 429]);
+      const r = await c.callTool('hello', { who: 'x' });
+      expect(Number(r.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect(r.body.error.data.limit).toBe('rpm');
+    } finally {
+      await d.stop();
+    }
+  });
+
+  test('MCP_REDACT=off leaves the record as it is', async () => {
+    const d = await startDemo({ MCP_REDACT: 'off' });
+    try {
+      const r = await new McpTestClient(d.url, { headers: AUTH }).callTool('customer', { id: 'c' });
+      expect(r.body.result.structuredContent.card).toBe('4111 1111 1111 1111');
+    } finally {
+      await d.stop();
+    }
+  });
+
+  test('MCP_ALLOWED_ORIGINS admits the listed origin', async () => {
+    const d = await startDemo({ MCP_ALLOWED_ORIGINS: 'http://app.example.com' });
+    try {
+      const ok = await new McpTestClient(d.url, {
+        headers: { ...AUTH, Origin: 'http://app.example.com' },
+      }).listTools();
+      expect(ok.status).toBe(200);
+    } finally {
+      await d.stop();
+    }
+  });
+
+  test('bad environment values fail at start-up', async () => {
+    await expect(startDemo({ MCP_RPM: 'lots' })).rejects.toThrow(/MCP_RPM/);
+    await expect(startDemo({ MCP_API_KEYS: 'demo:nothex' })).rejects.toThrow(/MCP_API_KEYS/);
+  });
+
+  test('OIDC_ISSUER: tokens from that issuer are accepted besides API keys, and the metadata is served', async () => {
+    const issuer = await TestIssuer.start();
+    const d = await startDemo({
+      OIDC_ISSUER: issuer.url,
+      OIDC_AUDIENCE: 'mcp-demo',
+      OIDC_REQUIRED_ROLES: 'mcp-user',
+    });
+    try {
+      await d.demo.ready;
+      const token = await issuer.sign({ sub: 'alice', aud: 'mcp-demo', roles: ['mcp-user'] });
+      const ok = await new McpTestClient(d.url, {
+        headers: { Authorization: `Bearer ${token}` },
+      }).listTools();
+      expect(ok.status).toBe(200);
+      const noRole = await issuer.sign({ sub: 'bob', aud: 'mcp-demo', roles: [] });
+      const forbidden = await new McpTestClient(d.url, {
+        headers: { Authorization: `Bearer ${noRole}` },
+      }).listTools();
+      expect(forbidden.status).toBe(403);
+      expect(forbidden.headers['www-authenticate']).toMatch(/insufficient_scope/);
+      expect((await new McpTestClient(d.url, { headers: AUTH }).listTools()).status).toBe(200);
+      const none = await new McpTestClient(d.url).listTools();
+      expect(none.headers['www-authenticate']).toMatch(
+        /resource_metadata="[^"]+\/\.well-known\/oauth-protected-resource\/mcp"/,
+      );
+      const base = d.url.replace(/\/mcp$/, '');
+      const prm = await request(base).get('/.well-known/oauth-protected-resource/mcp');
+      expect(prm.status).toBe(200);
+      expect(prm.body.authorization_servers).toEqual([issuer.url]);
+    } finally {
+      await d.stop();
+      await issuer.stop();
+    }
+  });
+
+  describe('REDIS_URL', () => {
+    let redis: RedisServer;
+    beforeAll(async () => {
+      redis = await startRedis();
+    });
+    afterAll(() => redis.stop());
+
+    test('two demo instances share one limit through Redis', async () => {
+      const a = await startDemo({ REDIS_URL: redis.url, MCP_RPM: '4' });
+      const b = await startDemo({ REDIS_URL: redis.url, MCP_RPM: '4' });
+      try {
+        const ca = new McpTestClient(a.url, { headers: AUTH, autoParamHeaders: false });
+        const cb = new McpTestClient(b.url, { headers: AUTH, autoParamHeaders: false });
+        const statuses: number[] = [];
+        for (let i = 0; i < 3; i++) {
+          statuses.push((await ca.callTool('hello', { who: 'a' })).status);
+          statuses.push((await cb.callTool('hello', { who: 'b' })).status);
+        }
+        expect(statuses.filter((s) => s === 200)).toHaveLength(4);
+        expect(statuses.filter((s) => s === 429)).toHaveLength(2);
+      } finally {
+        await a.stop();
+        await b.stop();
+      }
+    });
+  });
+});

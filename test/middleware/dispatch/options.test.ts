@@ -1,0 +1,94 @@
+/**
+ * dispatch() validates its options at construction: a TypeError naming the option.
+ */
+import { dispatch, type DispatchOptions } from '../../../middleware/dispatch/index';
+import { HANDLER_METHODS } from '../../../handlers/contract';
+
+const serverInfo = { name: 's', version: '1' };
+const tools = { list: () => ({ tools: [] }), call: () => ({ content: [] }) };
+
+function make(o: Partial<DispatchOptions> & Record<string, unknown>): () => unknown {
+  return () => dispatch({ handlers: { tools }, serverInfo, ...o } as DispatchOptions);
+}
+
+describe('dispatch() options', () => {
+  test('a minimal valid configuration builds', () => {
+    expect(typeof make({})()).toBe('function');
+  });
+
+  test.each([
+    ['options', () => dispatch(null as unknown as DispatchOptions), /options must be an object/],
+    ['serverInfo missing', make({ serverInfo: undefined }), /option "serverInfo"/],
+    ['serverInfo without version', make({ serverInfo: { name: 'x' } as never }), /option "serverInfo"/],
+    ['handlers missing', make({ handlers: undefined }), /option "handlers"/],
+    ['handlers an array', make({ handlers: [] as never }), /option "handlers"/],
+    ['a handler that is a string', make({ handlers: { tools: 'x' } as never }), /option "handlers.tools"/],
+    ['a namespace with a slash', make({ handlers: { 'a/b': {} } as never }), /option "handlers.a\/b"/],
+    [
+      'HANDLER_METHODS naming a non-function',
+      make({ handlers: { x: { [HANDLER_METHODS]: ['go'] } } as never }),
+      /handlers.x.go/,
+    ],
+    ['instructions not a string', make({ instructions: 5 as never }), /option "instructions"/],
+    [
+      'cache for a non-cacheable method',
+      make({ cache: { 'tools/call': { ttlMs: 1, cacheScope: 'public' } } }),
+      /option "cache"/,
+    ],
+    [
+      'cache with a negative ttl',
+      make({ cache: { 'tools/list': { ttlMs: -1, cacheScope: 'public' } } }),
+      /option "cache.tools\/list"/,
+    ],
+    [
+      'cache with a fractional ttl',
+      make({ cache: { 'tools/list': { ttlMs: 1.5, cacheScope: 'public' } } }),
+      /option "cache.tools\/list"/,
+    ],
+    [
+      'cache with a bad scope',
+      make({ cache: { 'tools/list': { ttlMs: 1, cacheScope: 'shared' as never } } }),
+      /option "cache.tools\/list"/,
+    ],
+    ['logger without error()', make({ logger: {} as never }), /option "logger"/],
+    ['bad modernVersions', make({ modernVersions: ['v2'] }), /option "modernVersions"/],
+    ['no version at all', make({ modernVersions: [], legacyVersions: [] }), /option "modernVersions"/],
+    ['capabilities not an object', make({ capabilities: 'all' as never }), /option "capabilities"/],
+    [
+      'capabilities.tools not an object',
+      make({ capabilities: { tools: true as never } }),
+      /option "capabilities.tools"/,
+    ],
+    [
+      'a declared capability without handlers',
+      make({ capabilities: { prompts: {} } }),
+      /declares prompts.*handlers.prompts.list and handlers.prompts.get are missing/,
+    ],
+    [
+      'resources.subscribe without handlers',
+      make({
+        handlers: { resources: { list: () => ({}), read: () => ({}) } },
+        capabilities: { resources: { subscribe: true } },
+      }),
+      /resources.subscribe/,
+    ],
+    [
+      'listChanged (no channel for it yet)',
+      make({ capabilities: { tools: { listChanged: true } } }),
+      /capabilities.tools.listChanged/,
+    ],
+    [
+      'part of a capability (derived)',
+      make({ handlers: { tools: { list: () => ({}) } } }),
+      /part of the tools methods; add tools.call/,
+    ],
+    ['a body limit that is not a size', make({ limit: 'huge' }), /option "limit"/],
+  ])('%s → TypeError', (_what, build, message) => {
+    expect(build).toThrow(TypeError);
+    expect(build).toThrow(message);
+  });
+
+  test('capabilities given explicitly may leave out handlers that exist (they are then not answered)', () => {
+    expect(typeof make({ capabilities: {} })()).toBe('function');
+  });
+});
