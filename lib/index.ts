@@ -50,3 +50,4 @@ export type {
   CompileResult,
 } from './redact.js';
 export * from './sanitize.js';
+export * from './canonical-json.js';
