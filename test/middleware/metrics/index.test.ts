@@ -301,21 +301,3 @@ describe('limiter hooks', () => {
     expect(s.get(sampleKey('mcp_ratelimit_denied_total', { reason: 'cost_budget' }))).toBe(2);
   });
 });
-
-describe('options', () => {
-  test.each([
-    [{ registry: {} }, /option "registry" must be a prom-client Registry/],
-    [{ prefix: 'bad-prefix' }, /option "prefix"/],
-    [{ maxTools: -1 }, /option "maxTools"/],
-    [{ tools: ['ok', 'not ok'] }, /option "tools"/],
-    [{ buckets: [1, 0.5] }, /option "buckets"/],
-    [{ registy: new Registry() }, /unknown option "registy"/],
-  ])('bad options #%# throw', (opts, message) => {
-    expect(() => metrics(opts as never)).toThrow(TypeError);
-    expect(() => metrics(opts as never)).toThrow(message);
-  });
-
-  test('metricsHandler needs a registry', () => {
-    expect(() => metricsHandler({} as never)).toThrow(/metricsHandler: option "registry"/);
-  });
-});
