@@ -97,8 +97,7 @@ export function createAuditSink(options: AuditSinkOptions): AuditSink {
   let reportedAt = -Infinity;
 
   // A stream logger is corked at the first record of a turn and uncorked on setImmediate, so its transports get
-  // the turn's records together; nothing waits longer than that turn.
-  // @see docs/performance.md#audit-batching
+  // the turn's records together; nothing waits longer than that turn. @see docs/performance.md#audit-batching
   const stream = logger as { cork?: () => void; uncork?: () => void };
   const batches = typeof stream.cork === 'function' && typeof stream.uncork === 'function';
   let corked = false;
@@ -111,9 +110,10 @@ export function createAuditSink(options: AuditSinkOptions): AuditSink {
     }
   };
 
-  // A winston Logger without `defaultMeta` gets the record itself as its `info` object (`log(info)`): the line is
-  // the one `log(level, message, meta)` writes (the record's keys, then `level` and `message`) without a copy of
-  // every record. With `defaultMeta` the three-argument form is kept, where the record's keys win.
+  // A winston Logger without `defaultMeta` gets the record itself as its `info` object (`log(info)`), which
+  // writes the line `log(level, message, meta)` writes (the record's keys, then `level` and `message`) without
+  // copying the record; with `defaultMeta` the three-argument form stays, where the record's keys win.
+  // @see docs/performance.md#audit-info-object
   const winston = isWinstonLogger(logger);
   listenForErrors(logger, onError);
 

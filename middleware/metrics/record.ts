@@ -43,14 +43,17 @@ function children<C>(labels: (...values: string[]) => C): (...values: string[]) 
   };
 }
 
-const sets = {
-  transport: new Set<string>(TRANSPORT_REASONS),
-  auth: new Set<string>(LABEL_VALUES.auth),
-  limit: new Set<string>(LABEL_VALUES.limit),
-  inflightScope: new Set<string>(LABEL_VALUES.inflightScope),
-  chargeSource: new Set<string>(LABEL_VALUES.chargeSource),
-  storeOutcome: new Set<string>(LABEL_VALUES.storeOutcome),
-};
+const set = (values: readonly string[]): ReadonlySet<string> => new Set(values);
+
+/** The bounded label sets, for checking a value before it becomes a label. */
+const sets = Object.freeze({
+  transport: set(TRANSPORT_REASONS),
+  auth: set(LABEL_VALUES.auth),
+  limit: set(LABEL_VALUES.limit),
+  inflightScope: set(LABEL_VALUES.inflightScope),
+  chargeSource: set(LABEL_VALUES.chargeSource),
+  storeOutcome: set(LABEL_VALUES.storeOutcome),
+});
 
 export function createRecorder(metrics: MetricSet, config: MetricsConfig): Recorder {
   const requests = children((era) => metrics.requests.labels(era));
