@@ -29,7 +29,7 @@ import {
   RULE_NAMES,
   compileRedactor,
   newTally,
-} from '../../lib/redact.js';
+} from '../../lib/redact/index.js';
 import { cleanText, rawBudget } from '../../lib/sanitize.js';
 import { META } from '../../lib/meta.js';
 import type { McpRequest } from '../../lib/request.js';

@@ -18,7 +18,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Counter, Gauge, Histogram, type Registry as RegistryType, Registry } from 'prom-client';
 import type { RefusalReason } from '../../lib/errors.js';
-import { RULE_NAMES } from '../../lib/redact.js';
+import { RULE_NAMES } from '../../lib/redact/index.js';
 import { localsOf } from '../internal/respond.js';
 import { badOption } from '../internal/options.js';
 import type { Middleware, RequestLocals } from '../types.js';

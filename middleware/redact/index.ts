@@ -23,7 +23,7 @@ import {
   compileRedactor,
   newTally,
   parseRedactMode,
-} from '../../lib/redact.js';
+} from '../../lib/redact/index.js';
 import { localsOf } from '../internal/respond.js';
 import { badOption } from '../internal/options.js';
 import type { Middleware, OutboundTransform, RedactionRecord } from '../types.js';
