@@ -15,6 +15,7 @@ import {
   compileRedactor,
   newTally,
   parseRedactMode,
+  redactResultOf,
 } from '../../lib/redact/index.js';
 import { localsOf } from '../internal/respond.js';
 import { badOption, fnOption, knownKeys, optionsObject } from '../internal/options.js';
@@ -65,30 +66,15 @@ function applyRedaction(
       throw new Error('redact: the outgoing value could not be scanned', { cause: err });
     out = value;
   }
-  let any = false;
-  for (const r of RULE_NAMES) {
-    const n = tally.hits[r];
-    if (n > 0) {
-      any = true;
-      record.hits[r] = (record.hits[r] ?? 0) + n;
-    }
-  }
   record.truncated += tally.truncated;
-  if (any) {
+  const found = redactResultOf(tally);
+  if (found.total > 0) {
+    for (const r of found.fired) record.hits[r] = (record.hits[r] ?? 0) + found.hits[r]!;
     record.fired = RULE_NAMES.filter((r) => (record.hits[r] ?? 0) > 0);
-    const onFired = state.onFired;
-    if (onFired) {
-      try {
-        const hits: Partial<Record<RuleName, number>> = {};
-        for (const r of RULE_NAMES) if (tally.hits[r] > 0) hits[r] = tally.hits[r];
-        onFired(
-          RULE_NAMES.filter((r) => tally.hits[r] > 0),
-          hits,
-          { method: info.method },
-        );
-      } catch {
-        // An observer must not change the answer.
-      }
+    try {
+      state.onFired?.(found.fired, found.hits, { method: info.method });
+    } catch {
+      // An observer must not change the answer.
     }
   }
   return redactor.mode === 'mask' ? out : value;

@@ -369,7 +369,7 @@ describe('prefilter: what it lets through', () => {
   });
 });
 
-describe('prefilter: the fast path', () => {
+describe('prefilter: clean strings and the result-less entry points', () => {
   test('a clean string runs no regular expression and comes back as is', () => {
     const [a] = pair();
     // Digits, a colon, `key`: every old gate but jwt/pem/email passed on this and ran its pattern.
