@@ -20,6 +20,7 @@
 import { type Era, type Refusal, refusal } from './errors.js';
 import { META, MODERN_SIGNAL_KEYS, isLogLevel } from './meta.js';
 import { LEGACY_VERSIONS, MODERN_VERSIONS, isModernClaim } from './revisions.js';
+import { clip } from './clip.js';
 
 export interface ClassifyInput {
   method: string;
@@ -144,8 +145,4 @@ function legacyResult(method: string, header: string | undefined, legacy: readon
     );
   }
   return { ok: true, era: 'legacy', version: header || undefined };
-}
-
-function clip(s: string): string {
-  return s.length > 64 ? s.slice(0, 64) + '…' : s;
 }

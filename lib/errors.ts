@@ -272,3 +272,17 @@ export class McpError extends Error {
     if (status !== undefined) this.status = status;
   }
 }
+
+/**
+ * The base of the operational errors mcpware raises or reports at run time (a store or a key set that is
+ * unavailable, a catalogue that cannot be loaded): a stable string `code` to branch on, so callers and tests
+ * never match message text. Option errors stay `TypeError`s, thrown when a factory is called.
+ */
+export class McpwareError<C extends string = string> extends Error {
+  readonly code: C;
+  constructor(code: C, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}

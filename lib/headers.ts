@@ -5,6 +5,7 @@
  */
 import { type Refusal, refusal } from './errors.js';
 import { decodeHeaderValue } from './sentinel.js';
+import { clip } from './clip.js';
 
 /** Methods whose target is mirrored into `Mcp-Name`, and the params member it mirrors. */
 export const NAME_MEMBER: Readonly<Record<string, 'name' | 'uri'>> = Object.freeze({
@@ -88,8 +89,4 @@ export function checkStandardHeaders(input: HeaderCheckInput): Refusal | undefin
     });
   }
   return undefined;
-}
-
-function clip(s: string): string {
-  return s.length > 64 ? s.slice(0, 64) + '…' : s;
 }

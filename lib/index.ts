@@ -21,7 +21,6 @@ export * from './apikeys.js';
 export * from './bearer.js';
 export * from './oidcclaims.js';
 export * from './limits.js';
-// Everything but the test-only hooks (redactTestHooks), which stay out of the public API.
 export {
   RULE_NAMES,
   REDACT_MODES,
@@ -39,7 +38,7 @@ export {
   compileRedactor,
   redactText,
   redactValue,
-} from './redact.js';
+} from './redact/index.js';
 export type {
   RuleName,
   RedactMode,
@@ -48,6 +47,6 @@ export type {
   RedactResult,
   Redactor,
   CompileResult,
-} from './redact.js';
+} from './redact/index.js';
 export * from './sanitize.js';
 export * from './canonical-json.js';

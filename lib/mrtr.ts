@@ -14,6 +14,7 @@
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { JsonObject } from './jsonrpc.js';
+import { clip } from './clip.js';
 
 /** The client capability each input request method needs (2026-07-28 `InputRequest`). */
 export const INPUT_REQUEST_CAPABILITY: Readonly<Record<string, string>> = Object.freeze({
@@ -309,8 +310,4 @@ export function verifyRequestState(
   if (payload.m !== binding.method) return { ok: false, reason: 'wrong_method' };
   if (payload.d !== binding.digest) return { ok: false, reason: 'wrong_params' };
   return { ok: true, state: payload.s, expiresAt: payload.e };
-}
-
-function clip(s: string, max = 64): string {
-  return s.length > max ? s.slice(0, max) + '…' : s;
 }

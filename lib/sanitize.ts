@@ -19,7 +19,7 @@
  * {@link cleanText} is the audit pipeline for one field: bound the work, sanitize, mask with a redactor, and
  * only then cut to the cap, so a cut can never leave half an address or half a token in the log.
  */
-import { REDACT_GUARD, type RedactTally, type Redactor } from './redact.js';
+import { REDACT_GUARD, type RedactTally, type Redactor } from './redact/index.js';
 
 /** Longest CSI or nF sequence removed as a unit (parameters and intermediates included). */
 export const MAX_ESCAPE_LEN = 32;

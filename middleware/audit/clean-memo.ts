@@ -4,7 +4,7 @@
  * the tool or resource) are then sanitized and masked once per value.
  * @see docs/performance.md#audit-clean-memo
  */
-import type { RedactTally, Redactor } from '../../lib/redact.js';
+import type { RedactTally, Redactor } from '../../lib/redact/index.js';
 import { cleanText } from '../../lib/sanitize.js';
 
 /** Most distinct values one memo holds. When full it starts over: a flood of new values costs a miss each. */

@@ -3,7 +3,7 @@
  * @see docs/middleware/audit.md
  */
 import type { IncomingMessage } from 'node:http';
-import { type Redactor, type RuleName, compileRedactor } from '../../lib/redact.js';
+import { type Redactor, type RuleName, compileRedactor } from '../../lib/redact/index.js';
 import { rawBudget } from '../../lib/sanitize.js';
 import { log } from '../internal/log.js';
 import { badOption, fnOption, knownKeys, optionsObject, stringOption } from '../internal/options.js';

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { argumentsDigest, canonicalJson } from '../../lib/canonical-json.js';
 import { META } from '../../lib/meta.js';
-import { type RedactTally, type Redactor, RULE_NAMES, newTally } from '../../lib/redact.js';
+import { type RedactTally, type Redactor, RULE_NAMES, newTally } from '../../lib/redact/index.js';
 import type { McpRequest } from '../../lib/request.js';
 import { cleanText } from '../../lib/sanitize.js';
 import type { RequestLocals } from '../types.js';

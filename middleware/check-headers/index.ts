@@ -5,6 +5,7 @@
  * `Mcp-Param-*` headers a tool's `x-mcp-header` annotations ask for, checked against the call's arguments
  * (the schema comes from `paramHeaders`, e.g. a ToolRegistry's `paramHeaders`). Every refusal is 400 / -32020.
  * Legacy requests and notifications pass untouched (stray Mcp-* headers on them are ignored).
+ * @see docs/middleware/check-headers.md
  */
 import type { IncomingMessage } from 'node:http';
 import { checkStandardHeaders } from '../../lib/headers.js';
@@ -13,7 +14,7 @@ import { afterParse, classifyOnce } from '../internal/parse-step.js';
 import type { McpRequest } from '../../lib/request.js';
 import { type ClassifyRevisionOptions, versionOptions } from '../classify-revision/index.js';
 import { sendRefusal, stderrLogger } from '../internal/respond.js';
-import { badOption } from '../internal/options.js';
+import { fnOption, knownKeys, loggerOption, optionsObject } from '../internal/options.js';
 import type { Middleware } from '../types.js';
 
 export interface CheckHeadersOptions extends ClassifyRevisionOptions {
@@ -25,20 +26,18 @@ export interface CheckHeadersOptions extends ClassifyRevisionOptions {
   paramHeaders?: (toolName: string, req: IncomingMessage) => readonly ParamHeader[] | undefined;
 }
 
-export function checkHeaders(options: CheckHeadersOptions = {}): Middleware {
-  if (options === null || typeof options !== 'object')
-    throw new TypeError('checkHeaders: options must be an object');
-  if (options.paramHeaders !== undefined && typeof options.paramHeaders !== 'function') {
-    throw badOption(
-      'checkHeaders',
-      'paramHeaders',
-      options.paramHeaders,
-      'a function (toolName) => ParamHeader[] | undefined',
-    );
-  }
-  const versions = versionOptions('checkHeaders', options);
-  const lookup = options.paramHeaders;
-  const logger = options.logger ?? stderrLogger;
+const OPTIONS = ['modernVersions', 'legacyVersions', 'logger', 'paramHeaders'] as const;
+
+export function checkHeaders(options?: CheckHeadersOptions): Middleware {
+  const o = optionsObject('checkHeaders', options);
+  knownKeys('checkHeaders', o, OPTIONS);
+  const lookup = fnOption<NonNullable<CheckHeadersOptions['paramHeaders']>>(
+    'checkHeaders',
+    'paramHeaders',
+    o.paramHeaders,
+  );
+  const versions = versionOptions('checkHeaders', o);
+  const logger = loggerOption('checkHeaders', o.logger, stderrLogger);
   /** True when the request may go on; otherwise the refusal has been written. */
   const check = (req: IncomingMessage, res: Parameters<Middleware>[1], mcp: McpRequest): boolean => {
     if (mcp.kind !== 'request') return true;

@@ -3,13 +3,14 @@
  * an unsound modern envelope. The rules and their precedence are in lib/classify.ts. Every refusal is 400 with
  * the code the spec gives (-32602 missing/malformed envelope, -32020 header/body version disagreement,
  * -32022 unsupported revision with `{supported, requested}`).
+ * @see docs/middleware/classify-revision.md
  */
 import type { ClassifyOptions } from '../../lib/classify.js';
 import { MODERN_VERSIONS, LEGACY_VERSIONS } from '../../lib/revisions.js';
 import { afterParse, classifyOnce } from '../internal/parse-step.js';
 import type { McpRequest } from '../../lib/request.js';
 import { sendRefusal, stderrLogger } from '../internal/respond.js';
-import { badOption } from '../internal/options.js';
+import { badOption, knownKeys, loggerOption, optionsObject } from '../internal/options.js';
 import type { Logger, Middleware } from '../types.js';
 
 export interface ClassifyRevisionOptions {
@@ -17,9 +18,11 @@ export interface ClassifyRevisionOptions {
   modernVersions?: readonly string[];
   /** Legacy revisions served. Default `['2025-11-25','2025-06-18','2025-03-26','2024-11-05']`. */
   legacyVersions?: readonly string[];
+  /** Where unexpected errors are logged. Default: stderr. */
   logger?: Logger;
 }
 
+/** The revision lists of `o`, validated, with their defaults. */
 export function versionOptions(factory: string, o: ClassifyRevisionOptions): ClassifyOptions {
   const check = (name: string, v: unknown, dflt: readonly string[]): readonly string[] => {
     if (v === undefined) return dflt;
@@ -34,11 +37,11 @@ export function versionOptions(factory: string, o: ClassifyRevisionOptions): Cla
   };
 }
 
-export function classifyRevision(options: ClassifyRevisionOptions = {}): Middleware {
-  if (options === null || typeof options !== 'object')
-    throw new TypeError('classifyRevision: options must be an object');
-  const versions = versionOptions('classifyRevision', options);
-  const logger = options.logger ?? stderrLogger;
+export function classifyRevision(options?: ClassifyRevisionOptions): Middleware {
+  const o = optionsObject('classifyRevision', options);
+  knownKeys('classifyRevision', o, ['modernVersions', 'legacyVersions', 'logger']);
+  const versions = versionOptions('classifyRevision', o);
+  const logger = loggerOption('classifyRevision', o.logger, stderrLogger);
   /** True when the request may go on; otherwise the refusal has been written. */
   const check = (
     req: Parameters<Middleware>[0],

@@ -2,10 +2,11 @@
  * `guardOrigin()`: DNS-rebinding protection. Any `Origin` not on the allow-list → 403 (default: none allowed,
  * so any request carrying an Origin is refused; `'*'` switches the check off). An optional `Host` allow-list
  * (host:port, compared case-insensitively) → 403. Both run before any other work, for every HTTP method.
+ * @see docs/middleware/guard-origin.md
  */
 import { refusal } from '../../lib/errors.js';
 import { sendRefusal } from '../internal/respond.js';
-import { badOption } from '../internal/options.js';
+import { badOption, knownKeys, optionsObject } from '../internal/options.js';
 import type { Middleware } from '../types.js';
 
 export interface GuardOriginOptions {
@@ -30,11 +31,13 @@ function normalizeList(factory: string, name: string, v: unknown): Set<string> |
   return out;
 }
 
-export function guardOrigin(options: GuardOriginOptions = {}): Middleware {
-  if (options === null || typeof options !== 'object')
-    throw new TypeError('guardOrigin: options must be an object');
-  const origins = normalizeList('guardOrigin', 'allowedOrigins', options.allowedOrigins) ?? new Set<string>();
-  const hosts = normalizeList('guardOrigin', 'allowedHosts', options.allowedHosts);
+const OPTIONS = ['allowedOrigins', 'allowedHosts'] as const;
+
+export function guardOrigin(options?: GuardOriginOptions): Middleware {
+  const o = optionsObject('guardOrigin', options);
+  knownKeys('guardOrigin', o, OPTIONS);
+  const origins = normalizeList('guardOrigin', 'allowedOrigins', o.allowedOrigins) ?? new Set<string>();
+  const hosts = normalizeList('guardOrigin', 'allowedHosts', o.allowedHosts);
   return function mcpGuardOrigin(req, res, next) {
     if (hosts !== undefined && hosts !== '*') {
       const host = req.headers.host;

@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type JsonRpcError, type Refusal, errorResponse } from '../../lib/errors.js';
 import type { Logger, RequestLocals } from '../types.js';
+import { errorMeta, log } from './log.js';
 
 /** The request's locals, created on first use. */
 export function localsOf(req: IncomingMessage): RequestLocals {
@@ -91,13 +92,7 @@ export function sendInternalError(
   by: string,
   logger: Logger,
 ): void {
-  try {
-    logger.error(`${by}: unexpected error`, {
-      error: err instanceof Error ? { message: err.message, stack: err.stack } : String(err),
-    });
-  } catch {
-    // A broken logger must not take the answer down with it.
-  }
+  log(logger, 'error', `${by}: unexpected error`, { error: errorMeta(err) });
   const locals = localsOf(req);
   locals.refusal = { reason: 'internal_error', code: -32603, status: 500, by };
   if (res.headersSent) {

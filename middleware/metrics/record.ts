@@ -4,7 +4,7 @@
  * @see docs/middleware/metrics.md
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { RULE_NAMES } from '../../lib/redact.js';
+import { RULE_NAMES } from '../../lib/redact/index.js';
 import type { RequestLocals } from '../types.js';
 import { KNOWN_METHODS, LABEL_VALUES, type MetricSet, TRANSPORT_REASONS } from './definitions.js';
 import { type MetricsConfig, TOOL_NAME } from './options.js';

@@ -5,10 +5,12 @@
  * UTF-8 (400 / -32700, no id), a batch (400 / -32600), anything that is not one JSON-RPC message, ids that are
  * not strings or safe integers, members named twice, `__proto__`, nesting past `maxDepth` (400 / -32600).
  * Uses `req.body` when express.json (or another body parser) already ran. Non-POST requests pass through.
+ * @see docs/middleware/parse.md
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { type BodyOptions, resolveBodyOptions, whenParsed } from '../internal/parse-step.js';
 import { stderrLogger } from '../internal/respond.js';
+import { knownKeys, loggerOption, optionsObject } from '../internal/options.js';
 import type { Logger, Middleware } from '../types.js';
 import type { McpRequest } from '../../lib/request.js';
 
@@ -17,14 +19,16 @@ export interface ParseOptions extends BodyOptions {
   logger?: Logger;
 }
 
-export function parse(options: ParseOptions = {}): Middleware {
-  if (options === null || typeof options !== 'object')
-    throw new TypeError('parse: options must be an object');
-  const body = resolveBodyOptions('parse', options);
-  const logger = options.logger ?? stderrLogger;
+const OPTIONS = ['limit', 'maxDepth', 'logger'] as const;
+
+export function parse(options?: ParseOptions): Middleware {
+  const o = optionsObject('parse', options);
+  knownKeys('parse', o, OPTIONS);
+  const body = resolveBodyOptions('parse', o);
+  const logger = loggerOption('parse', o.logger, stderrLogger);
   return function mcpParse(req, res, next) {
     if (req.method !== 'POST') return next();
-    // Synchronously from the body's `end` event: no promise, no microtask on the way to the next middleware.
+    // Synchronously from the body's `end` event, or at once when the body is already parsed.
     whenParsed(req, res, 'parse', logger, body, () => next());
   };
 }
@@ -40,5 +44,3 @@ export function mcpOf(req: IncomingMessage): McpRequest {
   if (!m) throw new Error('mcpware: no parsed MCP request on req.locals.mcp (mount parse() first)');
   return m;
 }
-
-export type { ServerResponse };

@@ -3,6 +3,7 @@
  * optional UTF-8 byte-order mark) is `[` → 400 / -32600 with no id, whatever the Content-Type, and before any
  * parsing, so malformed arrays count too. Batching was removed in MCP 2025-06-18 and the modern revision
  * requires one message per POST; no handler ever sees a batch.
+ * @see docs/middleware/reject-batch.md
  */
 import { refusal } from '../../lib/errors.js';
 import {
@@ -13,20 +14,24 @@ import {
   resolveBodyOptions,
 } from '../internal/parse-step.js';
 import { sendInternalError, sendRefusal, stderrLogger } from '../internal/respond.js';
+import { knownKeys, loggerOption, optionsObject } from '../internal/options.js';
 import type { Logger, Middleware } from '../types.js';
 
 export interface RejectBatchOptions extends BodyOptions {
+  /** Where unexpected errors are logged. Default: stderr. */
   logger?: Logger;
 }
 
-export function rejectBatch(options: RejectBatchOptions = {}): Middleware {
-  if (options === null || typeof options !== 'object')
-    throw new TypeError('rejectBatch: options must be an object');
-  const body = resolveBodyOptions('rejectBatch', options);
-  const logger = options.logger ?? stderrLogger;
+const OPTIONS = ['limit', 'maxDepth', 'logger'] as const;
+
+export function rejectBatch(options?: RejectBatchOptions): Middleware {
+  const o = optionsObject('rejectBatch', options);
+  knownKeys('rejectBatch', o, OPTIONS);
+  const body = resolveBodyOptions('rejectBatch', o);
+  const logger = loggerOption('rejectBatch', o.logger, stderrLogger);
   return function mcpRejectBatch(req, res, next) {
     if (req.method !== 'POST') return next();
-    // Parsed already into one message (parse() ran before): certainly not a batch; go on without a promise.
+    // Parsed already into one message (parse() ran before): certainly not a batch.
     const now = parsedNow(req);
     if (now !== undefined && 'kind' in now) return next();
     isBatch(req, body).then(

@@ -1,9 +1,8 @@
 /**
- * The member scanner (duplicate and forbidden members, depth) against a reference: the previous, plainer
- * implementation (one frame object per container, char-by-char strings), kept here as an oracle. The fast one
- * pools frames across calls and skips string bodies with indexOf when the text has no backslash; every
- * verdict must be the same, on texts built to hit duplicates (exact and case-folded), escapes, `__proto__`,
- * `constructor` and depth limits, and on calls that follow a refused one (pooled state must not leak).
+ * The member scan (duplicate and forbidden members, depth) against an independent reference written here (one
+ * frame object with a Set per container, char-by-char strings): every verdict must be the same, on texts built
+ * to hit duplicates (exact and case-folded), escapes, `__proto__`, `constructor` and depth limits, and on calls
+ * that follow a refused one (no state may carry over from one call to the next).
  */
 import fc from 'fast-check';
 import { parseMessage } from '../../lib/jsonrpc';
@@ -164,7 +163,7 @@ function actual(t: string, maxDepth: number): string {
   return 'clean';
 }
 
-describe('scanText against the reference scanner', () => {
+describe('the member scan against the reference scanner', () => {
   test('same verdict on generated texts (duplicates, folds, escapes, forbidden members, depth)', () => {
     let problems = 0;
     fc.assert(
@@ -173,7 +172,7 @@ describe('scanText against the reference scanner', () => {
         if (want === 'invalid' || want === 'skip') return;
         if (want !== 'clean') problems++;
         expect(actual(t, maxDepth)).toBe(want);
-        // Pooled frames: the same text scanned again (after whatever came before) gives the same verdict.
+        // The same text scanned again (after whatever came before) gives the same verdict.
         expect(actual(t, maxDepth)).toBe(want);
       }),
       { numRuns: 4000 },
