@@ -12,7 +12,7 @@ import { hash, timingSafeEqual } from 'node:crypto';
 /** The prefix of a hash in the configuration (`sha256:<hex>`). Bare hex is accepted too. */
 export const HASH_PREFIX = 'sha256:';
 
-/** SHA-256 of the key's UTF-8 bytes (one-shot `crypto.hash`: a third of the cost of a Hash object). */
+/** SHA-256 of the key's UTF-8 bytes, computed in one call (`crypto.hash`). */
 export function keyDigest(key: string): Buffer {
   return hash('sha256', key, 'buffer');
 }
