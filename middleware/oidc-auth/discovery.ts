@@ -14,8 +14,7 @@ import { log } from '../internal/log.js';
 import { OidcAuthError, clip, describeFailure } from './errors.js';
 import type { JwksCache, KeySource, RemoteJWKSet } from './keys.js';
 import { FACTORY, type OidcConfig, fetchableUrl, parseUrl } from './options.js';
-
-export type OidcPhase = 'starting' | 'retrying' | 'ready' | 'failed' | 'closed';
+import type { OidcPhase } from './status.js';
 
 export interface Discovery extends KeySource {
   /** Resolves when discovery and the first JWKS fetch succeeded; rejects when start-up failed. */

@@ -10,31 +10,21 @@
  * app.use('/mcp', oidc);
  */
 import { type AuthMiddleware, chainMiddleware } from '../auth/chain.js';
-import { type Discovery, type OidcPhase, createDiscovery } from './discovery.js';
+import { type Discovery, createDiscovery } from './discovery.js';
 import { type JwksCache, type KeyResolver, createKeyResolver } from './keys.js';
-import { FACTORY, type OidcAuthOptions, resolveOidcOptions } from './options.js';
-import { OIDC_METHOD, createVerifier } from './verify.js';
+import { FACTORY, OIDC_METHOD, type OidcAuthOptions, resolveOidcOptions } from './options.js';
+import type { OidcStatus } from './status.js';
+import { createVerifier } from './verify.js';
 
-export { OIDC_METHOD } from './verify.js';
-export { ASYMMETRIC_ALGORITHMS } from './options.js';
+export { ASYMMETRIC_ALGORITHMS, OIDC_METHOD } from './options.js';
 export type { OidcAuthOptions, OidcRetryOptions } from './options.js';
-export type { OidcPhase } from './discovery.js';
+export type { OidcPhase, OidcStatus } from './status.js';
 export { OidcAuthError } from './errors.js';
 export type { OidcAuthErrorCode } from './errors.js';
 // Re-exported so users can write claim paths with the same type.
 export type { ClaimPath } from '../../lib/oidcclaims.js';
 // So `mcpware/oidc-auth` alone is enough to chain authenticators.
 export { authenticate } from '../auth/index.js';
-
-export interface OidcStatus {
-  phase: OidcPhase;
-  /** The JWKS URL found by discovery. */
-  jwksUri?: string;
-  /** Last successful JWKS fetch (epoch ms). */
-  jwksFetchedAt?: number;
-  /** True while the identity provider cannot be reached and stale keys are in use. */
-  outage: boolean;
-}
 
 export interface OidcAuthMiddleware extends AuthMiddleware {
   /** Resolves when discovery and the first JWKS fetch succeeded; rejects when start-up failed. */

@@ -4,7 +4,6 @@
  *
  * @see docs/middleware/oidc-auth.md#options
  */
-import type { JWTVerifyOptions } from 'jose';
 import { type ClaimMapping, type ClaimPath, defaultRolesClaims } from '../../lib/oidcclaims.js';
 import { CHALLENGE_OPTIONS, type ChallengeOptions, resolveChallenge, scopeList } from '../auth/challenge.js';
 import {
@@ -21,6 +20,9 @@ import { stderrLogger } from '../internal/respond.js';
 import type { Logger } from '../types.js';
 
 export const FACTORY = 'oidcAuth';
+
+/** `principal.method` and `req.locals.auth.method` of a token this authenticator accepted. */
+export const OIDC_METHOD = 'oidc';
 
 /** Asymmetric JWS algorithms jose verifies with a public key from a JWKS. */
 export const ASYMMETRIC_ALGORITHMS = [
@@ -90,6 +92,15 @@ export interface OidcAuthOptions extends ChallengeOptions {
   logger?: Logger;
 }
 
+/** The options of jose's `jwtVerify` that `oidcAuth` sets (its declarations stay free of jose's types). */
+export interface JwtChecks {
+  issuer: string;
+  algorithms: string[];
+  clockTolerance: number;
+  requiredClaims: string[];
+  typ?: string;
+}
+
 /** What the token checks need. */
 export interface VerifyConfig {
   readonly issuer: string;
@@ -99,7 +110,7 @@ export interface VerifyConfig {
   readonly requiredScopes: readonly string[];
   readonly mapping: ClaimMapping;
   /** For jose's `jwtVerify`: issuer, algorithm allow-list, clock tolerance, `exp` required, `typ`. */
-  readonly jwtVerify: JWTVerifyOptions;
+  readonly jwtVerify: JwtChecks;
 }
 
 /** The resolved options of one `oidcAuth` instance. */
@@ -277,7 +288,7 @@ function resolveVerify(o: OidcAuthOptions, issuer: string): VerifyConfig {
   const requiredScopes =
     o.requiredScopes === undefined ? [] : scopeList(FACTORY, 'requiredScopes', o.requiredScopes);
   const mapping = resolveClaims(o, clientId);
-  const jwtVerify: JWTVerifyOptions = {
+  const jwtVerify: JwtChecks = {
     issuer,
     algorithms: resolveAlgorithms(o.algorithms),
     clockTolerance: resolveClockTolerance(o.clockTolerance),

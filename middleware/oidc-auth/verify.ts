@@ -16,9 +16,7 @@ import type { Principal } from '../types.js';
 import { clip } from './errors.js';
 import type { Discovery } from './discovery.js';
 import { KeysUnavailable } from './keys.js';
-import type { VerifyConfig } from './options.js';
-
-export const OIDC_METHOD = 'oidc';
+import { OIDC_METHOD, type VerifyConfig } from './options.js';
 
 type Seen = Record<string, unknown>;
 
