@@ -7,6 +7,8 @@
  * `hash-key` reads a key (the argument, or standard input when there is none) and prints the line to put in
  * the configuration: `sha256:<hex>`, or with `--user` the `MCP_API_KEYS` entry `user:sha256:<hex>[:a|b]`.
  * Prefer standard input: an argument lands in the shell history and in the process list.
+ *
+ * @see docs/middleware/api-key-auth.md
  */
 import { createInterface } from 'node:readline';
 import { hashKey } from '../lib/apikeys.js';

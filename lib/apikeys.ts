@@ -6,6 +6,8 @@
  * accepted as `sha256:<64 hex digits>` or as 64 bare hex digits, in upper or lower case, and normalized to
  * lower-case bare hex. Error messages never repeat a configured value: a plaintext key pasted where a hash
  * belongs must not end up in a log or a stack trace.
+ *
+ * @see docs/middleware/api-key-auth.md
  */
 import { hash, timingSafeEqual } from 'node:crypto';
 

@@ -11,6 +11,8 @@
  *
  * Every method returns supertest's response (`status`, `headers`, `body`), whatever the status.
  * Servers are bound to 127.0.0.1 (an app or a server that is not listening yet is started there).
+ *
+ * @see docs/guides/testing.md
  */
 import http, {
   type IncomingMessage,

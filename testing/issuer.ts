@@ -11,6 +11,8 @@
  * const token = await idp.sign({ sub: 'alice', aud: 'https://mcp.test/mcp', groups: ['admins'] });
  * // ... request with `Authorization: Bearer ${token}` ...
  * await idp.stop();
+ *
+ * @see docs/guides/testing.md
  */
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { Socket } from 'node:net';

@@ -6,7 +6,7 @@
  * Discovery refuses a document whose `issuer` is not exactly the configured one (OIDC Discovery §4.3) and a
  * `jwks_uri` that may not be fetched (https, or http on loopback unless `allowHttp`).
  *
- * @see docs/middleware/oidc-auth.md#start-up
+ * @see docs/middleware/oidc-auth.md
  */
 import { type RemoteJWKSetOptions, createRemoteJWKSet, customFetch, jwksCache } from 'jose';
 import { quiet } from '../auth/chain.js';
@@ -129,31 +129,16 @@ export function createDiscovery(config: OidcConfig, cache: JwksCache): Discovery
           issuer,
           attempts: n,
         });
-        throw new OidcAuthError(
-          'ERR_OIDC_START_FAILED',
-          `${FACTORY}: cannot start for issuer ${issuer}: ${msg}`,
-          {
-            cause: failure,
-          },
-        );
+        const reason = `${FACTORY}: cannot start for issuer ${issuer}: ${msg}`;
+        throw new OidcAuthError('ERR_OIDC_START_FAILED', reason, { cause: failure });
       }
       phase = 'retrying';
       const delay = Math.min(retry.maxDelayMs, retry.minDelayMs * 2 ** Math.min(n - 1, 30));
-      log(
-        logger,
-        'error',
-        `${FACTORY}: start-up attempt ${n} failed for issuer ${issuer}: ${msg}; retrying in ${delay} ms`,
-        { issuer, attempt: n },
-      );
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, delay);
-        // A retry loop must not keep a process alive that has nothing else to do.
-        t.unref?.();
-        cancelSleep = () => {
-          clearTimeout(t);
-          resolve();
-        };
-      });
+      const retrying = `start-up attempt ${n} failed for issuer ${issuer}: ${msg}; retrying in ${delay} ms`;
+      log(logger, 'error', `${FACTORY}: ${retrying}`, { issuer, attempt: n });
+      const pause = sleep(delay);
+      cancelSleep = pause.cancel;
+      await pause.done;
       if (closed) throw closedError();
     }
   };
@@ -192,6 +177,20 @@ export function createDiscovery(config: OidcConfig, cache: JwksCache): Discovery
       cancelSleep?.();
     },
   };
+}
+
+/** A pause that `cancel` ends early. Its timer does not keep a process alive that has nothing else to do. */
+function sleep(ms: number): { done: Promise<void>; cancel: () => void } {
+  let cancel = noop;
+  const done = new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    t.unref?.();
+    cancel = () => {
+      clearTimeout(t);
+      resolve();
+    };
+  });
+  return { done, cancel };
 }
 
 function noop(): void {

@@ -10,7 +10,7 @@
  * - Errors about the token itself (no key for its `alg`/`kid` while the provider answers, several keys, an
  *   unsupported key) pass through unchanged.
  *
- * @see docs/middleware/oidc-auth.md#outages
+ * @see docs/middleware/oidc-auth.md
  */
 import {
   type JSONWebKeySet,

@@ -2,7 +2,7 @@
  * The options of `oidcAuth`, validated once when the factory is called into a frozen {@link OidcConfig}.
  * Every refusal names the option and what it expects; an unknown name is refused with the closest known one.
  *
- * @see docs/middleware/oidc-auth.md#options
+ * @see docs/middleware/oidc-auth.md
  */
 import { type ClaimMapping, type ClaimPath, defaultRolesClaims } from '../../lib/oidcclaims.js';
 import { CHALLENGE_OPTIONS, type ChallengeOptions, resolveChallenge, scopeList } from '../auth/challenge.js';

@@ -1,7 +1,7 @@
 /**
  * What `oidcAuth().status()` reports: the start-up phase and the state of the key set.
  *
- * @see docs/middleware/oidc-auth.md#status
+ * @see docs/middleware/oidc-auth.md
  */
 
 /** `starting` → `ready`, or `retrying` between attempts, `failed` for good, `closed` by `close()`. */

@@ -6,7 +6,7 @@
  * A token that is not a JWT, or names another issuer, passes (another member of the chain may know it). What
  * was seen goes into the decision's `detail` for the log, never the whole payload and never the answer.
  *
- * @see docs/middleware/oidc-auth.md#checks
+ * @see docs/middleware/oidc-auth.md
  */
 import type { IncomingMessage } from 'node:http';
 import { type JWTPayload, type JWTVerifyGetKey, errors, jwtVerify } from 'jose';
