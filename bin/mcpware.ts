@@ -7,9 +7,12 @@
  * `hash-key` reads a key (the argument, or standard input when there is none) and prints the line to put in
  * the configuration: `sha256:<hex>`, or with `--user` the `MCP_API_KEYS` entry `user:sha256:<hex>[:a|b]`.
  * Prefer standard input: an argument lands in the shell history and in the process list.
+ *
+ * @see docs/middleware/api-key-auth.md
  */
 import { createInterface } from 'node:readline';
 import { hashKey } from '../lib/apikeys.js';
+import { closest } from '../middleware/internal/options.js';
 
 export interface Io {
   stdin: NodeJS.ReadableStream & { isTTY?: boolean };
@@ -86,7 +89,9 @@ async function hashKeyCommand(args: string[], io: Io): Promise<number> {
       io.stdout.write(USAGE);
       return 0;
     } else if (a.startsWith('--')) {
-      io.stderr.write(`mcpware hash-key: unknown option ${a}\n${USAGE}`);
+      const near = closest(a.slice(2), ['user', 'groups', 'help']);
+      const hint = near === undefined ? '' : `; did you mean --${near}?`;
+      io.stderr.write(`mcpware hash-key: unknown option ${a}${hint}\n${USAGE}`);
       return 2;
     } else if (key === undefined) {
       key = a;

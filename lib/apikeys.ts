@@ -6,13 +6,15 @@
  * accepted as `sha256:<64 hex digits>` or as 64 bare hex digits, in upper or lower case, and normalized to
  * lower-case bare hex. Error messages never repeat a configured value: a plaintext key pasted where a hash
  * belongs must not end up in a log or a stack trace.
+ *
+ * @see docs/middleware/api-key-auth.md
  */
 import { hash, timingSafeEqual } from 'node:crypto';
 
 /** The prefix of a hash in the configuration (`sha256:<hex>`). Bare hex is accepted too. */
 export const HASH_PREFIX = 'sha256:';
 
-/** SHA-256 of the key's UTF-8 bytes (one-shot `crypto.hash`: a third of the cost of a Hash object). */
+/** SHA-256 of the key's UTF-8 bytes, computed in one call (`crypto.hash`). */
 export function keyDigest(key: string): Buffer {
   return hash('sha256', key, 'buffer');
 }

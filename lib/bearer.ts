@@ -5,6 +5,8 @@
  * Tokens are read from the `Authorization` header only. A token in the query string (`?access_token=`) or a
  * form body is never looked at: MCP forbids clients to send one there, and a URL ends up in access logs,
  * browser history and `Referer` headers.
+ *
+ * @see docs/middleware/auth.md
  */
 
 /** The longest token read (bytes of the header after the scheme). Longer ones are treated as malformed. */

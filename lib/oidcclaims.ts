@@ -2,6 +2,8 @@
  * OIDC access-token claims after the signature was verified: audience (RFC 8707), subject, roles, groups and
  * scopes. Also an unverified peek at a compact JWS, used only to decide whether a credential looks like a
  * token of a given issuer (never to trust anything in it). Pure: no I/O.
+ *
+ * @see docs/middleware/oidc-auth.md
  */
 
 type Claims = Readonly<Record<string, unknown>>;

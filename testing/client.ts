@@ -11,6 +11,8 @@
  *
  * Every method returns supertest's response (`status`, `headers`, `body`), whatever the status.
  * Servers are bound to 127.0.0.1 (an app or a server that is not listening yet is started there).
+ *
+ * @see docs/guides/testing.md
  */
 import http, {
   type IncomingMessage,
@@ -26,6 +28,7 @@ import { META } from '../lib/meta.js';
 import { LATEST_LEGACY_VERSION, LATEST_MODERN_VERSION } from '../lib/revisions.js';
 import { encodeHeaderValue } from '../lib/sentinel.js';
 import { type ParamHeader, paramHeaderValues, paramHeaders } from '../lib/xmcpheader.js';
+import { boolOption, knownKeys, oneOf, optionsObject, stringOption } from '../middleware/internal/options.js';
 
 export type Era = 'modern' | 'legacy';
 
@@ -98,6 +101,38 @@ export interface RequestOptions {
   skipInitialize?: boolean;
 }
 
+const FACTORY = 'McpTestClient';
+
+const CLIENT_OPTIONS = [
+  'path',
+  'era',
+  'version',
+  'headers',
+  'clientCapabilities',
+  'clientInfo',
+  'autoInitialize',
+  'autoParamHeaders',
+];
+
+const REQUEST_OPTIONS = [
+  'id',
+  'headers',
+  'omitHeader',
+  'version',
+  'headerVersion',
+  'metaVersion',
+  'omitMeta',
+  'meta',
+  'paramHeaders',
+  'inputSchema',
+  'skipInitialize',
+];
+
+/** Refuse a misspelt per-call option: a typo must not send a request other than the one the test means. */
+function checkRequestOptions(method: string, opts: object): void {
+  knownKeys(`${FACTORY}.${method}`, optionsObject(`${FACTORY}.${method}`, opts), REQUEST_OPTIONS);
+}
+
 const DEFAULT_CLIENT_INFO = Object.freeze({ name: 'mcpware-test', version: '0' });
 
 /** Which params member each method mirrors into `Mcp-Name`. */
@@ -125,12 +160,18 @@ export class McpTestClient {
    * `target`: an Express app or any request listener, an `http.Server` (started on 127.0.0.1 when not
    * listening), or a base URL.
    */
-  constructor(target: Target, options: McpTestClientOptions = {}) {
+  constructor(target: Target, options?: McpTestClientOptions) {
+    const o = optionsObject(FACTORY, options);
+    knownKeys(FACTORY, o, CLIENT_OPTIONS);
+    boolOption(FACTORY, 'autoInitialize', o.autoInitialize, true);
+    boolOption(FACTORY, 'autoParamHeaders', o.autoParamHeaders, true);
+    if (o.headers !== undefined) optionsObject(FACTORY, o.headers, 'option "headers"');
     this.#target = target;
-    this.#opts = options;
-    this.era = options.era ?? 'modern';
-    this.version = options.version ?? (this.era === 'modern' ? LATEST_MODERN_VERSION : LATEST_LEGACY_VERSION);
-    this.path = options.path ?? '/mcp';
+    this.#opts = o;
+    this.era = oneOf<Era>(FACTORY, 'era', o.era, ['modern', 'legacy'], 'modern');
+    const latest = this.era === 'modern' ? LATEST_MODERN_VERSION : LATEST_LEGACY_VERSION;
+    this.version = stringOption(FACTORY, 'version', o.version, latest);
+    this.path = stringOption(FACTORY, 'path', o.path, '/mcp');
   }
 
   /** The base URL of the server (starting it on 127.0.0.1 when needed). */
@@ -192,6 +233,7 @@ export class McpTestClient {
 
   /** Send a request (an id is assigned). */
   async request(method: string, params: JsonObject = {}, opts: RequestOptions = {}): Promise<McpResponse> {
+    checkRequestOptions('request', opts);
     if (this.era === 'legacy' && method !== 'initialize' && !opts.skipInitialize)
       await this.#ensureInitialized();
     // Learn the tool schemas first, so ids stay in the order the requests are sent.
@@ -211,6 +253,7 @@ export class McpTestClient {
 
   /** Send a notification (no id). */
   async notify(method: string, params: JsonObject = {}, opts: RequestOptions = {}): Promise<McpResponse> {
+    checkRequestOptions('notify', opts);
     return this.#send(method, params, opts, undefined);
   }
 
@@ -220,6 +263,7 @@ export class McpTestClient {
     result: unknown,
     opts: Pick<RequestOptions, 'headers' | 'omitHeader' | 'headerVersion'> = {},
   ): Promise<McpResponse> {
+    checkRequestOptions('respond', opts);
     const headers = this.#baseHeaders();
     headers['MCP-Protocol-Version'] = opts.headerVersion ?? this.version;
     return this.post(JSON.stringify({ jsonrpc: '2.0', id, result }), this.#finalHeaders(headers, opts));
@@ -243,6 +287,7 @@ export class McpTestClient {
 
   /** Legacy handshake: `initialize` (no envelope, no version header). Marks the client initialized. */
   async initialize(params: JsonObject = {}, opts: RequestOptions = {}): Promise<McpResponse> {
+    checkRequestOptions('initialize', opts);
     const p: JsonObject = {
       protocolVersion: opts.version ?? (this.era === 'legacy' ? this.version : LATEST_LEGACY_VERSION),
       capabilities: this.#opts.clientCapabilities ?? {},

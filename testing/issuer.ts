@@ -11,11 +11,14 @@
  * const token = await idp.sign({ sub: 'alice', aud: 'https://mcp.test/mcp', groups: ['admins'] });
  * // ... request with `Authorization: Bearer ${token}` ...
  * await idp.stop();
+ *
+ * @see docs/guides/testing.md
  */
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { Socket } from 'node:net';
 import { createHmac } from 'node:crypto';
 import { type CryptoKey, type JWK, SignJWT, exportJWK, exportSPKI, generateKeyPair } from 'jose';
+import { badOption, knownKeys, oneOf, optionsObject, stringOption } from '../middleware/internal/options.js';
 
 export type TestAlg = 'RS256' | 'ES256';
 
@@ -44,6 +47,8 @@ export interface SignOptions {
   typ?: string;
 }
 
+const SIGN_OPTIONS = ['alg', 'kid', 'keyId', 'expiresIn', 'notBefore', 'typ'];
+
 interface KeyEntry {
   kid: string;
   alg: TestAlg;
@@ -52,6 +57,9 @@ interface KeyEntry {
   spki: string;
   published: boolean;
 }
+
+const FACTORY = 'TestIssuer';
+const ALGS: readonly TestAlg[] = ['RS256', 'ES256'];
 
 /** Base64url of a JSON value. */
 function b64json(v: unknown): string {
@@ -84,13 +92,14 @@ export class TestIssuer {
   }
 
   /** Start on 127.0.0.1, on a random free port, with one RS256 and one ES256 key. */
-  static async start(options: TestIssuerOptions = {}): Promise<TestIssuer> {
-    const path = options.path ?? '';
+  static async start(options?: TestIssuerOptions): Promise<TestIssuer> {
+    const o = optionsObject(FACTORY, options);
+    knownKeys(FACTORY, o, ['path', 'discovery']);
+    const path = stringOption(FACTORY, 'path', o.path, '', true);
     if (path !== '' && !/^(\/[A-Za-z0-9._~-]{1,64}){1,8}$/.test(path)) {
-      throw new TypeError(
-        `TestIssuer: option "path" must look like /realms/test, got ${JSON.stringify(path)}`,
-      );
+      throw badOption(FACTORY, 'path', path, 'a path like /realms/test');
     }
+    const discovery = optionsObject(FACTORY, o.discovery, 'option "discovery"');
     // The handler needs the instance, and the instance needs the port the server got: fill it in after listen.
     const holder: { issuer?: TestIssuer } = {};
     const server = createServer((req, res) => holder.issuer!.handle(req, res));
@@ -100,7 +109,7 @@ export class TestIssuer {
     });
     const addr = server.address();
     if (addr === null || typeof addr === 'string') throw new Error('TestIssuer: no port');
-    const issuer = new TestIssuer(server, addr.port, path, options.discovery ?? {});
+    const issuer = new TestIssuer(server, addr.port, path, discovery);
     holder.issuer = issuer;
     issuer.track(server);
     await issuer.rotate();
@@ -132,6 +141,7 @@ export class TestIssuer {
    * published (as an IdP does during a rotation) unless `retire` is set. Returns the new kids.
    */
   async rotate(options: { retire?: boolean } = {}): Promise<Record<TestAlg, string>> {
+    knownKeys(`${FACTORY}.rotate`, options, ['retire']);
     this.generation++;
     const made = {} as Record<TestAlg, string>;
     for (const alg of ['RS256', 'ES256'] as const) {
@@ -173,7 +183,8 @@ export class TestIssuer {
    * (pass `iss: 'https://other'` for a foreign issuer).
    */
   async sign(claims: Record<string, unknown>, options: SignOptions = {}): Promise<string> {
-    const alg = options.alg ?? 'RS256';
+    knownKeys(`${FACTORY}.sign`, options, SIGN_OPTIONS);
+    const alg = oneOf(`${FACTORY}.sign`, 'alg', options.alg, ALGS, 'RS256');
     const keyKid = options.keyId ?? this.current.get(alg)!;
     const key = this.keys.find((k) => k.kid === keyKid);
     if (!key || key.alg !== alg) throw new Error(`TestIssuer: no ${alg} key ${keyKid}`);
@@ -203,6 +214,7 @@ export class TestIssuer {
     claims: Record<string, unknown>,
     options: { kid?: string; secret?: 'pem' | 'jwk' } = {},
   ): string {
+    knownKeys(`${FACTORY}.hmacWithPublicKey`, options, ['kid', 'secret']);
     const kid = options.kid ?? this.currentKid('RS256');
     const key = this.keys.find((k) => k.kid === kid);
     if (!key) throw new Error(`TestIssuer: no key ${kid}`);
@@ -216,7 +228,7 @@ export class TestIssuer {
 
   /** Go down: `refuse` closes the port (connection refused), `error` answers 503, `hang` never answers. */
   async down(mode: OutageMode = 'refuse'): Promise<void> {
-    this.mode = mode;
+    this.mode = oneOf<OutageMode>(`${FACTORY}.down`, 'mode', mode, ['refuse', 'error', 'hang'], 'refuse');
     if (mode === 'refuse' && this.listening) {
       this.listening = false;
       const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));

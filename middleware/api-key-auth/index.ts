@@ -1,17 +1,17 @@
 /**
- * `apiKeyAuth({ keys })`: API keys sent as `Authorization: Bearer <key>`.
+ * @module mcpware/api-key-auth: `apiKeyAuth({ keys })`, API keys sent as `Authorization: Bearer <key>`, checked
+ * against SHA-256 hashes in constant time.
  *
- * The configuration holds SHA-256 hashes of the keys, never the keys. The presented key is hashed and compared
- * with every configured hash in constant time, with no early exit, so the time taken says neither whether nor
- * which key matched. Missing or unknown key → 401 with `WWW-Authenticate: Bearer` (plus `resource_metadata`
- * when configured); an expired key → 401 `Token expired`.
+ * The configuration holds hashes, never keys. The presented key is hashed and compared with every configured
+ * hash, with no early exit, so the time taken says neither whether nor which key matched. Construction refuses a
+ * malformed hash, the same key twice, a key without groups (unless `allowKeysWithoutGroups`) and an empty list
+ * (unless `insecureAllowEmpty`): a typo in a configuration must never mean "no protection". In an
+ * `authenticate` chain it recognizes only its own keys; any other credential passes to the next member.
  *
- * Fails fast at construction: a malformed hash, the same key twice, a key without groups (unless
- * `allowKeysWithoutGroups`), an unknown option. An empty key list is refused unless `insecureAllowEmpty` is
- * set, because a typo in a configuration must never mean "no protection".
+ * @see docs/middleware/api-key-auth.md
  *
- * In an {@link authenticate} chain the authenticator recognizes only its own keys: any other credential
- * passes to the next member.
+ * @example
+ * app.use('/mcp', apiKeyAuth({ keys: [{ userId: 'ci', hash: 'sha256:9f86…', groups: ['deploy'] }] }));
  */
 import type { IncomingMessage } from 'node:http';
 import {
@@ -21,29 +21,17 @@ import {
   keyDigest,
   normalizeKeys,
 } from '../../lib/apikeys.js';
-import {
-  type AuthDecision,
-  type AuthMiddleware,
-  type ChallengeOptions,
-  chainMiddleware,
-  checkKnownOptions,
-  resolveChallenge,
-  validateLogger,
-} from '../auth/index.js';
-import { badOption } from '../internal/options.js';
+import { type AuthDecision, type AuthMiddleware, chainMiddleware } from '../auth/chain.js';
+import { CHALLENGE_OPTIONS, type ChallengeOptions, resolveChallenge } from '../auth/challenge.js';
+import { log } from '../internal/log.js';
+import { boolOption, knownKeys, loggerOption, optionsObject } from '../internal/options.js';
+import { stderrLogger } from '../internal/respond.js';
 import type { Logger, Principal } from '../types.js';
 
 export type { ApiKeyConfig } from '../../lib/apikeys.js';
 // So `mcpware/api-key-auth` alone is enough to configure keys from the environment and to chain authenticators.
 export { hashKey, parseApiKeysEnv } from '../../lib/apikeys.js';
 export { authenticate } from '../auth/index.js';
-export type {
-  AuthDecision,
-  AuthMiddleware,
-  Authenticator,
-  AuthenticateOptions,
-  ChallengeOptions,
-} from '../auth/index.js';
 
 export interface ApiKeyAuthOptions extends ChallengeOptions {
   /** The keys: `{ userId, hash: 'sha256:<hex>', groups, roles?, expiresAt? }`. Required, non-empty. */
@@ -61,53 +49,46 @@ export interface ApiKeyAuthOptions extends ChallengeOptions {
 
 export const API_KEY_METHOD = 'api-key';
 
-const KNOWN = [
-  'keys',
-  'allowKeysWithoutGroups',
-  'insecureAllowEmpty',
-  'logger',
-  'resourceMetadataUrl',
-  'realm',
-  'scopes',
-];
+const FACTORY = 'apiKeyAuth';
+const KNOWN = ['keys', 'allowKeysWithoutGroups', 'insecureAllowEmpty', 'logger', ...CHALLENGE_OPTIONS];
 
-function flag(factory: string, name: string, v: unknown): boolean {
-  if (v === undefined) return false;
-  if (typeof v !== 'boolean') throw badOption(factory, name, v, 'a boolean');
-  return v;
+interface ApiKeyConfigResolved {
+  readonly keys: readonly NormalizedKey[];
+  readonly challenge: ChallengeOptions;
+  readonly logger: Logger;
 }
 
-/**
- * API-key authentication. Returns a middleware that is also an authenticator for {@link authenticate}.
- *
- * @example
- * app.use('/mcp', apiKeyAuth({ keys: [{ userId: 'ci', hash: 'sha256:9f86…', groups: ['deploy'] }] }));
- */
-export function apiKeyAuth(options: ApiKeyAuthOptions): AuthMiddleware {
-  const factory = 'apiKeyAuth';
-  if (typeof options !== 'object' || options === null)
-    throw badOption(factory, 'options', options, 'an object with "keys"');
-  checkKnownOptions(factory, options, KNOWN);
-  const allowNoGroups = flag(factory, 'allowKeysWithoutGroups', options.allowKeysWithoutGroups);
-  const allowEmpty = flag(factory, 'insecureAllowEmpty', options.insecureAllowEmpty);
-  if (options.keys === undefined) {
-    throw new TypeError(`${factory}: option "keys" is required (an array of { userId, hash, groups })`);
+function resolveApiKeyOptions(options: ApiKeyAuthOptions | undefined): ApiKeyConfigResolved {
+  const o = optionsObject(FACTORY, options);
+  knownKeys(FACTORY, o, KNOWN);
+  const allowNoGroups = boolOption(FACTORY, 'allowKeysWithoutGroups', o.allowKeysWithoutGroups, false);
+  const allowEmpty = boolOption(FACTORY, 'insecureAllowEmpty', o.insecureAllowEmpty, false);
+  if (o.keys === undefined) {
+    throw new TypeError(`${FACTORY}: option "keys" is required (an array of { userId, hash, groups })`);
   }
-  const r = normalizeKeys(options.keys, { allowNoGroups });
+  const r = normalizeKeys(o.keys, { allowNoGroups });
   if (!r.ok) {
     const option = r.index < 0 ? 'keys' : r.field;
-    throw new TypeError(`${factory}: option "${option}" ${r.message}`);
+    throw new TypeError(`${FACTORY}: option "${option}" ${r.message}`);
   }
-  const keys: readonly NormalizedKey[] = r.keys;
-  if (keys.length === 0 && !allowEmpty) {
+  if (r.keys.length === 0 && !allowEmpty) {
     throw new TypeError(
-      `${factory}: option "keys" is an empty list, which would leave the endpoint unprotected; ` +
+      `${FACTORY}: option "keys" is an empty list, which would leave the endpoint unprotected; ` +
         'pass insecureAllowEmpty: true to run without keys in development',
     );
   }
-  const challenge = resolveChallenge(factory, options);
-  const logger = validateLogger(factory, options.logger);
+  return {
+    keys: r.keys,
+    challenge: resolveChallenge(FACTORY, o),
+    logger: loggerOption(FACTORY, o.logger, stderrLogger),
+  };
+}
 
+/**
+ * API-key authentication. Returns a middleware that is also an authenticator for `authenticate`.
+ */
+export function apiKeyAuth(options: ApiKeyAuthOptions): AuthMiddleware {
+  const { keys, challenge, logger } = resolveApiKeyOptions(options);
   const digests = keys.map((k) => k.digest);
   // Principals are built once per key and frozen: requests share them, and nobody downstream may edit them.
   const principals: readonly Principal[] = keys.map((k) =>
@@ -134,26 +115,20 @@ export function apiKeyAuth(options: ApiKeyAuthOptions): AuthMiddleware {
     return { kind: 'ok', principal: principals[i]! };
   };
 
-  const self = { method: API_KEY_METHOD, by: factory, ready: Promise.resolve(), challenge, check };
-  let mw;
-  if (keys.length === 0) {
-    try {
-      logger.warn?.(
-        `${factory}: no API keys configured (insecureAllowEmpty): requests pass unauthenticated`,
-        {},
-      );
-    } catch {
-      // a broken logger must not stop start-up
-    }
-    mw = function apiKeyAuthDisabled(
-      _req: IncomingMessage,
-      _res: unknown,
-      next: (err?: unknown) => void,
-    ): void {
-      next();
-    };
-  } else {
-    mw = chainMiddleware([self], challenge, logger, factory);
-  }
-  return Object.assign(mw, self) as AuthMiddleware;
+  const self = { method: API_KEY_METHOD, by: FACTORY, ready: Promise.resolve(), challenge, check };
+  if (keys.length > 0) return Object.assign(chainMiddleware([self], challenge, logger, FACTORY), self);
+  log(
+    logger,
+    'warn',
+    `${FACTORY}: no API keys configured (insecureAllowEmpty): requests pass unauthenticated`,
+    {},
+  );
+  const disabled = function apiKeyAuthDisabled(
+    _req: IncomingMessage,
+    _res: unknown,
+    next: (err?: unknown) => void,
+  ): void {
+    next();
+  };
+  return Object.assign(disabled, self) as AuthMiddleware;
 }

@@ -1,18 +1,23 @@
 /**
- * `protectedResourceMetadata({ resource, authorizationServers })`: the RFC 9728 OAuth Protected Resource
- * Metadata document, which an MCP client fetches after a 401 to find where to get a token.
+ * @module mcpware/protected-resource-metadata: `protectedResourceMetadata({ resource, authorizationServers })`
+ * serves the RFC 9728 document an MCP client fetches after a 401 to find where to get a token.
  *
- * Served at the root form `/.well-known/oauth-protected-resource` and at the path-inserted form for the
+ * It answers the root form `/.well-known/oauth-protected-resource` and the path-inserted form for the
  * resource's path (`/.well-known/oauth-protected-resource/mcp` for `https://host/mcp`), on `GET` and `HEAD`;
- * other methods on those paths get 405. Every other path goes to `next()`.
+ * other methods on those paths get 405, every other path goes to `next()`. With no authorization server both
+ * paths answer 404, never a document with an empty list: the document says "this resource is protected by
+ * OAuth", and a client that believes it starts OAuth against a server that wants none.
  *
- * With no authorization server configured both paths answer 404 with an empty body, never a document with an
- * empty list: the document says "this resource is protected by OAuth", and a client that believes it would
- * start OAuth against a server that wants none (API keys only, or no auth in development).
+ * @see docs/middleware/protected-resource-metadata.md
+ *
+ * @example
+ * const prm = protectedResourceMetadata({ resource: 'https://mcp.example.com/mcp', authorizationServers: [issuer] });
+ * app.use(prm);
+ * app.use('/mcp', oidcAuth({ issuer, audience: 'https://mcp.example.com/mcp', resourceMetadataUrl: prm.url }));
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { checkKnownOptions } from '../auth/index.js';
-import { badOption } from '../internal/options.js';
+import { scopeList } from '../auth/challenge.js';
+import { badOption, knownKeys, optionsObject, stringOption } from '../internal/options.js';
 import type { Middleware } from '../types.js';
 
 export const PRM_WELL_KNOWN = '/.well-known/oauth-protected-resource';
@@ -95,57 +100,37 @@ function pathOf(req: IncomingMessage): string {
   return q < 0 ? raw : raw.slice(0, q);
 }
 
-/**
- * Serve the protected-resource metadata document.
- *
- * @example
- * const prm = protectedResourceMetadata({ resource: 'https://mcp.example.com/mcp', authorizationServers: [issuer] });
- * app.use(prm);
- * app.use('/mcp', oidcAuth({ issuer, audience: 'https://mcp.example.com/mcp', resourceMetadataUrl: prm.url }));
- */
+const FACTORY = 'protectedResourceMetadata';
+const KNOWN = [
+  'resource',
+  'authorizationServers',
+  'scopesSupported',
+  'resourceName',
+  'resourceDocumentation',
+];
+
+/** Serve the protected-resource metadata document. */
 export function protectedResourceMetadata(
   options: ProtectedResourceMetadataOptions,
 ): ProtectedResourceMetadataMiddleware {
-  const factory = 'protectedResourceMetadata';
-  if (typeof options !== 'object' || options === null)
-    throw badOption(factory, 'options', options, 'an object with "resource"');
-  checkKnownOptions(factory, options, [
-    'resource',
-    'authorizationServers',
-    'scopesSupported',
-    'resourceName',
-    'resourceDocumentation',
-  ]);
-  const ru = httpUrl(options.resource);
-  if (!ru) throw badOption(factory, 'resource', options.resource, 'an absolute http(s) URL without fragment');
-  const servers = options.authorizationServers ?? [];
+  const o = optionsObject(FACTORY, options);
+  knownKeys(FACTORY, o, KNOWN);
+  const ru = httpUrl(o.resource);
+  if (!ru) throw badOption(FACTORY, 'resource', o.resource, 'an absolute http(s) URL without fragment');
+  const servers = o.authorizationServers ?? [];
   if (!Array.isArray(servers) || !servers.every((s) => httpUrl(s) !== undefined)) {
     throw badOption(
-      factory,
+      FACTORY,
       'authorizationServers',
-      options.authorizationServers,
+      o.authorizationServers,
       'an array of http(s) issuer URLs',
     );
   }
-  let scopes: string[] | undefined;
-  if (options.scopesSupported !== undefined) {
-    const s = options.scopesSupported;
-    if (
-      !Array.isArray(s) ||
-      !s.every((x) => typeof x === 'string' && /^[\x21\x23-\x5b\x5d-\x7e]{1,256}$/.test(x))
-    ) {
-      throw badOption(factory, 'scopesSupported', s, 'an array of scope tokens');
-    }
-    scopes = [...(s as string[])];
-  }
-  if (
-    options.resourceName !== undefined &&
-    (typeof options.resourceName !== 'string' || options.resourceName === '')
-  ) {
-    throw badOption(factory, 'resourceName', options.resourceName, 'a non-empty string');
-  }
-  if (options.resourceDocumentation !== undefined && !httpUrl(options.resourceDocumentation)) {
-    throw badOption(factory, 'resourceDocumentation', options.resourceDocumentation, 'an http(s) URL');
+  const scopes =
+    o.scopesSupported === undefined ? undefined : scopeList(FACTORY, 'scopesSupported', o.scopesSupported);
+  const resourceName = stringOption(FACTORY, 'resourceName', o.resourceName, undefined);
+  if (o.resourceDocumentation !== undefined && !httpUrl(o.resourceDocumentation)) {
+    throw badOption(FACTORY, 'resourceDocumentation', o.resourceDocumentation, 'an http(s) URL');
   }
 
   let document: ProtectedResourceMetadataDocument | undefined;
@@ -153,14 +138,13 @@ export function protectedResourceMetadata(
   if (servers.length > 0) {
     // `resource` is served verbatim: RFC 9728 §3.3 has the client compare it with the URL it used.
     document = {
-      resource: options.resource,
+      resource: o.resource,
       authorization_servers: [...servers],
       bearer_methods_supported: ['header'],
     };
     if (scopes) document.scopes_supported = scopes;
-    if (options.resourceName !== undefined) document.resource_name = options.resourceName;
-    if (options.resourceDocumentation !== undefined)
-      document.resource_documentation = options.resourceDocumentation;
+    if (resourceName !== undefined) document.resource_name = resourceName;
+    if (o.resourceDocumentation !== undefined) document.resource_documentation = o.resourceDocumentation;
     body = JSON.stringify(document);
     Object.freeze(document);
   }

@@ -61,6 +61,12 @@ describe('mcpware hash-key', () => {
     ['a non-ASCII key', ['hash-key'], 'clé-0123456789abcdef', /cannot carry/],
     ['two keys', ['hash-key', 'a', 'b'], undefined, /one key at a time/],
     ['an unknown option', ['hash-key', '--salt', 'x'], undefined, /unknown option --salt/],
+    [
+      'a misspelt option',
+      ['hash-key', KEY, '--usr', 'a'],
+      undefined,
+      /unknown option --usr; did you mean --user\?/,
+    ],
     ['--groups without --user', ['hash-key', KEY, '--groups', 'a'], undefined, /--groups needs --user/],
     ['a user with a colon', ['hash-key', KEY, '--user', 'a:b'], undefined, /--user/],
     ['--user without a value', ['hash-key', KEY, '--user'], undefined, /needs a value/],

@@ -67,6 +67,11 @@ export async function serve(flavour: Flavour, mw: Middleware): Promise<Harness> 
   };
 }
 
+/** The `Authorization` header carrying a bearer token, for supertest's `set(...)`. */
+export function bearer(token: string): [string, string] {
+  return ['Authorization', `Bearer ${token}`];
+}
+
 /** A JSON-RPC request body. */
 export const PING = { jsonrpc: '2.0', id: 1, method: 'ping' };
 

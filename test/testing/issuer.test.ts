@@ -81,3 +81,21 @@ describe('TestIssuer outages', () => {
     }
   });
 });
+
+describe('TestIssuer options', () => {
+  test('a misspelt option is refused naming the right one', async () => {
+    await expect(TestIssuer.start({ pth: '/realms/t' } as never)).rejects.toThrow(
+      /TestIssuer: unknown option "pth"; did you mean "path"\?/,
+    );
+    await expect(TestIssuer.start({ path: 'realms' })).rejects.toThrow(/option "path" must be a path like/);
+    const idp = await TestIssuer.start();
+    try {
+      await expect(idp.sign({}, { expiresIN: 60 } as never)).rejects.toThrow(
+        /TestIssuer.sign: unknown option "expiresIN"; did you mean "expiresIn"\?/,
+      );
+      expect(() => idp.hmacWithPublicKey({}, { secrets: 'jwk' } as never)).toThrow(/did you mean "secret"\?/);
+    } finally {
+      await idp.stop();
+    }
+  });
+});

@@ -153,6 +153,16 @@ describe('apiKeyAuth options', () => {
     expect(() => apiKeyAuth(undefined as never)).toThrow(TypeError);
   });
 
+  test('a misspelt option is refused naming the right one', () => {
+    expect(() => apiKeyAuth({ keys: [good], allowKeysWithoutGroup: true } as never)).toThrow(
+      /apiKeyAuth: unknown option "allowKeysWithoutGroup"; did you mean "allowKeysWithoutGroups"\?/,
+    );
+    expect(() => apiKeyAuth({ keys: [good], insecureAllowEmty: true } as never)).toThrow(
+      /did you mean "insecureAllowEmpty"\?/,
+    );
+    expect(() => apiKeyAuth({ key: [good] } as never)).toThrow(/did you mean "keys"\?/);
+  });
+
   test('the middleware is also an authenticator', async () => {
     const mw = apiKeyAuth({ keys: [good] });
     expect(mw.method).toBe('api-key');

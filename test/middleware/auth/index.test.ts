@@ -229,4 +229,12 @@ describe('chain semantics', () => {
       authenticate([fake('a', () => ({ kind: 'pass', why: '' }))], { relam: 'x' } as never),
     ).toThrow(/unknown option "relam"/);
   });
+
+  test('a misspelt option is refused naming the right one', () => {
+    const member = fake('a', () => ({ kind: 'pass', why: '' }));
+    expect(() => authenticate([member], { relam: 'x' } as never)).toThrow(/did you mean "realm"\?/);
+    expect(() => authenticate([member], { resourceMetadataURL: 'x' } as never)).toThrow(
+      /authenticate: unknown option "resourceMetadataURL"; did you mean "resourceMetadataUrl"\?/,
+    );
+  });
 });

@@ -156,4 +156,15 @@ describe('protectedResourceMetadata options', () => {
   ])('%s throws', (_n, opts, msg) => {
     expect(() => protectedResourceMetadata(opts as never)).toThrow(msg);
   });
+
+  test('a misspelt option is refused naming the right one', () => {
+    expect(() =>
+      protectedResourceMetadata({ resource: 'https://x/mcp', authorizationServer: [ISSUER] } as never),
+    ).toThrow(
+      /protectedResourceMetadata: unknown option "authorizationServer"; did you mean "authorizationServers"\?/,
+    );
+    expect(() =>
+      protectedResourceMetadata({ resource: 'https://x/mcp', scopeSupported: [] } as never),
+    ).toThrow(/did you mean "scopesSupported"\?/);
+  });
 });

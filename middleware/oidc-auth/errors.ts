@@ -1,0 +1,49 @@
+/**
+ * The operational errors of `oidcAuth`, each with a stable `code`, and how a failure is described in the log.
+ *
+ * @see docs/middleware/oidc-auth.md
+ */
+
+/** What went wrong, as a stable string: match on it, never on the message. */
+export type OidcAuthErrorCode =
+  /** The discovery document could not be fetched or is unusable. */
+  | 'ERR_OIDC_DISCOVERY'
+  /** The JWKS could not be fetched or holds no keys. */
+  | 'ERR_OIDC_JWKS'
+  /** Start-up failed for good (`ready` rejects with it; `cause` is the last attempt's error). */
+  | 'ERR_OIDC_START_FAILED'
+  /** `close()` was called before start-up finished. */
+  | 'ERR_OIDC_CLOSED'
+  /** No usable key set can be had: the identity provider's fault, not the caller's (a 503). */
+  | 'ERR_OIDC_KEYS_UNAVAILABLE';
+
+export class OidcAuthError extends Error {
+  constructor(
+    readonly code: OidcAuthErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'OidcAuthError';
+  }
+}
+
+/** A short description of a fetch or start-up failure for the log. */
+export function describeFailure(err: unknown): string {
+  // Duck-typed: errors thrown by fetch (undici) may come from another realm, where `instanceof Error` fails.
+  if (typeof err === 'object' && err !== null && typeof (err as Error).message === 'string') {
+    const e = err as Error & { code?: unknown; cause?: { code?: unknown } };
+    if (e.name === 'TimeoutError' || e.code === 'ERR_JWKS_TIMEOUT') return 'timed out';
+    const code = e.cause && typeof e.cause.code === 'string' ? ` (${e.cause.code})` : '';
+    return `${e.message}${code}`;
+  }
+  return String(err);
+}
+
+/** A value seen in a token or a document, cut to a size fit for a log line. */
+export function clip(v: unknown): unknown {
+  if (typeof v === 'string') return v.length > 128 ? v.slice(0, 128) + '…' : v;
+  if (Array.isArray(v)) return v.slice(0, 10).map(clip);
+  if (typeof v === 'number' || typeof v === 'boolean' || v === null || v === undefined) return v;
+  return `[${typeof v}]`;
+}
