@@ -14,6 +14,8 @@ import ts from 'typescript';
 export const ROOT = path.resolve(__dirname, '..');
 
 export const OUT = path.join(ROOT, 'bench', '.out');
+/** The committed results of a full run (generated: bench/report.ts). */
+export const RESULTS_FILE = path.join(ROOT, 'bench', 'results', 'RESULTS.md');
 /** Under node_modules/.cache: ignored by git, eslint, prettier and tsc, and node_modules resolves from it. */
 export const CACHE = path.join(ROOT, 'node_modules', '.cache', 'mcpware-bench');
 export const BUILD = path.join(CACHE, 'build');

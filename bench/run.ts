@@ -1,32 +1,23 @@
 /**
- * `npm run bench`: measure mcpware against bare node:http, Express, and the official SDKs (v1 and v2).
+ * `npm run bench`: the benchmark runner. Measures mcpware against bare node:http, Express and the official SDKs
+ * (v1 and v2) under load over loopback, or counts their instructions per request under valgrind
+ * (`--instructions`). A full run writes bench/results/RESULTS.md; the other modes write under bench/.out/.
  *
- *   npm run bench                 full run: warm-up, 3 interleaved repetitions of 10 s per server × workload ×
- *                                 connections, micro-benchmarks; writes bench/RESULTS.md (~30 min)
- *   npm run bench -- --quick      development run: 1 repetition of 2 s; writes bench/.out/RESULTS-quick.md
- *   npm run bench -- --soak       60 s mixed load on both full stacks after a 30 s warm-up, RSS sampled every
- *                                 second; updates the soak section of bench/RESULTS.md
- *   npm run bench -- --profile    also start every server with --cpu-prof (profiles in bench/.out/profiles,
- *                                 summarized with `tsx bench/profile.ts <file>`)
- *   npm run bench -- --ablate     the full stack on node:http with one middleware left out per variant
- *                                 (`--base=mcpware-express` for Express); writes bench/.out/RESULTS-ablate.md
- *   npm run bench -- --instructions
- *                                 instructions per request of each in-process server's JavaScript, counted
- *                                 by valgrind (bench/instructions.ts); updates that section of RESULTS.md
- *   npm run bench -- --render     rewrite bench/RESULTS.md from the recorded runs (after editing NOTES.md)
- *
- * Filters and overrides: --servers=a,b  --workloads=legacy-list,modern-call  --connections=32,1
- *   --duration=S  --warmup=S  --reps=N  --no-micro  --out=FILE
+ *   npm run bench [-- --quick | --soak | --ablate [--base=mcpware-express] | --instructions | --render]
+ *     [--profile] [--servers=a,b] [--workloads=legacy-list,modern-call] [--connections=32,1]
+ *     [--duration=S] [--warmup=S] [--reps=N] [--no-micro] [--out=FILE]
  *
  * Every server runs in its own child process from the compiled build (bench/build.ts); the load comes from
  * autocannon in this process. Runs are interleaved (for each repetition, workload and connection count, every
  * server in turn) so that drift of the shared machine hits every server alike. Every answer is checked.
+ *
+ * @see bench/README.md (what each mode measures and writes, and how to read the results)
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BUILD, OUT, ROOT, build } from './build.js';
+import { BUILD, OUT, RESULTS_FILE, ROOT, build } from './build.js';
 import { countInstructions, type InstructionResults, valgrindVersion } from './instructions.js';
 import { type LoadResult, runLoad } from './load.js';
 import type { MicroResult } from './micro.js';
@@ -92,8 +83,8 @@ function parseArgs(argv: string[]): Args {
     profile: has('profile'),
     out: get('out'),
     soakS: num('soak-duration', 60),
-    // 30 s: under saturation V8 takes ~20–30 s to size its young generation (it grows it with the bytes that
-    // survive its collections); the soak measures what comes after. `--soak-warmup=S` to change it.
+    // Under saturation V8 grows its young generation with the bytes that survive its collections; the warm-up
+    // leaves it the time to settle, and the soak measures what comes after. `--soak-warmup=S` to change it.
     soakWarmupS: num('soak-warmup', 30),
   };
 }
@@ -340,6 +331,12 @@ async function soak(args: Args, servers: RunningServer[]): Promise<SoakResults['
   return out;
 }
 
+/** Write a report, creating its directory (bench/results/ for the committed one). */
+function writeReport(target: string, text: string): void {
+  fs.mkdirSync(path.dirname(target), { recursive: true });
+  fs.writeFileSync(target, text);
+}
+
 function readJson<T>(file: string): T | undefined {
   try {
     return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
@@ -364,11 +361,11 @@ async function main(): Promise<void> {
     renderResults(full, soak, readJson<InstructionResults>(instructionsJson));
 
   if (process.argv.includes('--render')) {
-    // Rewrite bench/RESULTS.md from the recorded full run and soak (e.g. after editing bench/NOTES.md).
+    // Rewrite the report from the recorded full run, soak and counts (after a change to bench/report.ts).
     const full = readJson<Results>(fullJson);
     if (!full) throw new Error(`no full run recorded (${path.relative(ROOT, fullJson)})`);
-    const target = args.out ?? path.join(ROOT, 'bench', 'RESULTS.md');
-    fs.writeFileSync(target, render(full, readJson<SoakResults>(soakJson)));
+    const target = args.out ?? RESULTS_FILE;
+    writeReport(target, render(full, readJson<SoakResults>(soakJson)));
     log(`wrote ${path.relative(ROOT, target)}`);
     return;
   }
@@ -385,9 +382,9 @@ async function main(): Promise<void> {
     );
     fs.writeFileSync(instructionsJson, JSON.stringify(result, null, 2));
     const full = readJson<Results>(fullJson);
-    const target = args.out ?? path.join(ROOT, 'bench', 'RESULTS.md');
+    const target = args.out ?? RESULTS_FILE;
     if (full) {
-      fs.writeFileSync(target, render(full, readJson<SoakResults>(soakJson)));
+      writeReport(target, render(full, readJson<SoakResults>(soakJson)));
       log(`wrote ${path.relative(ROOT, target)} and ${path.relative(ROOT, instructionsJson)}`);
     } else log(`no full run recorded yet (${path.relative(ROOT, fullJson)}); counts in ${instructionsJson}`);
     return;
@@ -415,9 +412,9 @@ async function main(): Promise<void> {
     }
     fs.writeFileSync(soakJson, JSON.stringify(result, null, 2));
     const full = readJson<Results>(fullJson);
-    const target = args.out ?? path.join(ROOT, 'bench', 'RESULTS.md');
+    const target = args.out ?? RESULTS_FILE;
     if (full) {
-      fs.writeFileSync(target, render(full, result));
+      writeReport(target, render(full, result));
       log(`wrote ${path.relative(ROOT, target)} (full run of ${full.startedAt} + this soak)`);
     } else log(`no full run recorded yet (${path.relative(ROOT, fullJson)}); soak results in ${soakJson}`);
     return;
@@ -474,9 +471,8 @@ async function main(): Promise<void> {
     args.out === undefined;
   const json = isFull ? fullJson : path.join(OUT, `results-${args.mode}.json`);
   fs.writeFileSync(json, JSON.stringify(results, null, 2));
-  const target =
-    args.out ?? (isFull ? path.join(ROOT, 'bench', 'RESULTS.md') : path.join(OUT, `RESULTS-${args.mode}.md`));
-  fs.writeFileSync(target, render(results, readJson<SoakResults>(soakJson)));
+  const target = args.out ?? (isFull ? RESULTS_FILE : path.join(OUT, `RESULTS-${args.mode}.md`));
+  writeReport(target, render(results, readJson<SoakResults>(soakJson)));
   log(`wrote ${path.relative(ROOT, target)} and ${path.relative(ROOT, json)}`);
   const failures = results.runs.filter((r) => !clean(r.load));
   if (failures.length > 0) {
