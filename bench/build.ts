@@ -58,6 +58,35 @@ export function build(src: string = ROOT, out: string = BUILD): number {
   return files.length;
 }
 
+/** A library module the benchmark servers import, and whether a source tree has it. */
+export interface ServerImport {
+  /** The server module that imports it (`bench/servers/stack.ts`). */
+  from: string;
+  /** The library source file, relative to the tree (`middleware/dispatch/index.ts`). */
+  module: string;
+}
+
+/**
+ * The library modules the benchmark servers (bench/servers/*.ts of this checkout) import by path that `src` does
+ * not hold: a tree of another layout cannot be built with this checkout's servers, and is benchmarked with its
+ * own bench/ instead.
+ */
+export function missingImports(src: string): ServerImport[] {
+  const servers = path.join(ROOT, 'bench', 'servers');
+  const out: ServerImport[] = [];
+  for (const f of fs
+    .readdirSync(servers)
+    .filter((x) => x.endsWith('.ts'))
+    .sort()) {
+    const text = fs.readFileSync(path.join(servers, f), 'utf8');
+    for (const m of text.matchAll(/from '(\.\.\/\.\.\/[^']+)\.js'/g)) {
+      const module = path.posix.normalize(path.posix.join('bench/servers', m[1]!)) + '.ts';
+      if (!fs.existsSync(path.join(src, module))) out.push({ from: `bench/servers/${f}`, module });
+    }
+  }
+  return out;
+}
+
 if (require.main === module) {
   const n = build();
   process.stdout.write(`compiled ${n} files to ${path.relative(ROOT, BUILD)}\n`);

@@ -111,30 +111,43 @@ export async function count(
   return Number(m[1]!.replaceAll(',', ''));
 }
 
+/** Instructions per request of one server × workload: two counts, and their difference over the requests'. */
+export async function countPerRequest(
+  build: string,
+  server: InprocServer,
+  workload: string,
+  options: CountOptions = {},
+): Promise<{ perRequest: number; totals: [number, number] }> {
+  const small = await count(build, server, workload, SMALL, options);
+  const large = await count(build, server, workload, LARGE, options);
+  return { perRequest: Math.round((large - small) / (LARGE - SMALL)), totals: [small, large] };
+}
+
+/**
+ * Counts every server × workload of `build` (servers the in-process harness cannot drive are skipped), `lanes`
+ * valgrinds at a time: each runs single-threaded, so one per core by default.
+ */
 export async function countInstructions(
   build: string,
   servers: readonly string[],
   workloads: readonly string[],
   log: (line: string) => void,
+  lanes: number = os.availableParallelism(),
 ): Promise<InstructionResults> {
   const startedAt = new Date().toISOString();
   const chosen = INPROC_SERVERS.filter((s) => servers.includes(s));
   const jobs = chosen.flatMap((server) => workloads.map((workload) => ({ server, workload })));
   const rows: InstructionResults['rows'] = [];
-  // One valgrind per core: each runs single-threaded.
-  const lanes = Math.max(1, os.availableParallelism());
   let next = 0;
   const lane = async (): Promise<void> => {
     while (next < jobs.length) {
       const { server, workload } = jobs[next++]!;
-      const small = await count(build, server, workload, SMALL);
-      const large = await count(build, server, workload, LARGE);
-      const perRequest = Math.round((large - small) / (LARGE - SMALL));
-      rows.push({ server, workload, perRequest, totals: [small, large] });
+      const { perRequest, totals } = await countPerRequest(build, server, workload);
+      rows.push({ server, workload, perRequest, totals });
       log(`  ${server} ${workload}: ${perRequest.toLocaleString('en')} instructions per request`);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(lanes, jobs.length) }, lane));
+  await Promise.all(Array.from({ length: Math.min(Math.max(1, lanes), jobs.length) }, lane));
   const order = (r: (typeof rows)[number]): number =>
     chosen.indexOf(r.server) * 100 + workloads.indexOf(r.workload);
   rows.sort((a, b) => order(a) - order(b));
