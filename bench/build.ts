@@ -1,11 +1,12 @@
 /**
- * Compile what the benchmark runs (index.ts, lib/, middleware/, handlers/ and bench/) to CommonJS JavaScript under
- * node_modules/.cache/mcpware-bench/build, file by file with TypeScript's own transpiler and the same target as `dist/cjs`.
+ * Compile what the benchmark runs (index.ts, lib/, middleware/, handlers/ and bench/) to CommonJS JavaScript
+ * under node_modules/.cache/mcpware-bench/build, file by file with TypeScript's own transpiler and the same
+ * target as `dist/cjs`.
  *
- * Why not run the servers with tsx: its loader adds about 16 MB of RSS to every process (it would count against
- * the 100 MB target) and startup work; why not dist/: it may be older than the source being measured. The
- * output is what `tsc -p tsconfig.build.json` emits for the same files (no type checking: `npm run typecheck`
- * does that), so the servers run the library exactly as a user's `require('mcpware')` would.
+ * Not tsx: its loader adds memory and start-up work to every server process, which the measurements would
+ * count. Not dist/: it may be older than the source being measured. The output is what
+ * `tsc -p tsconfig.build.json` emits for the same files (no type checking: `npm run typecheck` does that), so
+ * the servers run the library exactly as a user's `require('mcpware')` would.
  */
 import fs from 'node:fs';
 import path from 'node:path';
