@@ -345,83 +345,84 @@ function readJson<T>(file: string): T | undefined {
   }
 }
 
-async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2));
-  fs.mkdirSync(OUT, { recursive: true });
-  // The servers' audit logs of earlier runs (winston numbers rotated files anew in each process): not kept.
-  for (const f of fs.readdirSync(OUT)) if (/^audit-.*\.log$/.test(f)) fs.rmSync(path.join(OUT, f));
-  if (!process.argv.includes('--render')) log(`compiling: ${build()} files → ${path.relative(ROOT, BUILD)}`);
-  const loadBefore = os.loadavg();
-  log(`load average before: ${loadBefore.map((x) => x.toFixed(2)).join(' ')}`);
-  const startedAt = new Date().toISOString();
-  const fullJson = path.join(OUT, 'results-full.json');
-  const soakJson = path.join(OUT, 'results-soak.json');
-  const instructionsJson = path.join(OUT, 'results-instructions.json');
-  const render = (full: Results, soak: SoakResults | undefined): string =>
-    renderResults(full, soak, readJson<InstructionResults>(instructionsJson));
+const FULL_JSON = path.join(OUT, 'results-full.json');
+const SOAK_JSON = path.join(OUT, 'results-soak.json');
+const INSTRUCTIONS_JSON = path.join(OUT, 'results-instructions.json');
+const rel = (file: string): string => path.relative(ROOT, file);
 
-  if (process.argv.includes('--render')) {
-    // Rewrite the report from the recorded full run, soak and counts (after a change to bench/report.ts).
-    const full = readJson<Results>(fullJson);
-    if (!full) throw new Error(`no full run recorded (${path.relative(ROOT, fullJson)})`);
-    const target = args.out ?? RESULTS_FILE;
-    writeReport(target, render(full, readJson<SoakResults>(soakJson)));
-    log(`wrote ${path.relative(ROOT, target)}`);
-    return;
+/** The report of a run, with the recorded soak (unless given) and instruction counts. */
+function render(run: Results, soak = readJson<SoakResults>(SOAK_JSON)): string {
+  return renderResults(run, soak, readJson<InstructionResults>(INSTRUCTIONS_JSON));
+}
+
+/** After a soak or a count: the full run's report again, now with what `recorded` holds. */
+function rerender(args: Args, recorded: string, soak?: SoakResults): void {
+  const full = readJson<Results>(FULL_JSON);
+  if (!full) return log(`no full run recorded yet (${rel(FULL_JSON)}); results in ${rel(recorded)}`);
+  const target = args.out ?? RESULTS_FILE;
+  writeReport(target, render(full, soak));
+  log(`wrote ${rel(target)} (full run of ${full.startedAt}) and ${rel(recorded)}`);
+}
+
+/** `--render`: the report rewritten from the recorded full run, soak and counts. */
+function renderRecorded(args: Args): void {
+  const full = readJson<Results>(FULL_JSON);
+  if (!full) throw new Error(`no full run recorded (${rel(FULL_JSON)})`);
+  const target = args.out ?? RESULTS_FILE;
+  writeReport(target, render(full));
+  log(`wrote ${rel(target)}`);
+}
+
+/** `--instructions`: counts per request of the in-process servers. */
+async function countMode(args: Args): Promise<void> {
+  if (!(await valgrindVersion())) throw new Error('--instructions needs valgrind (apt-get install valgrind)');
+  log('counting instructions per request under valgrind (a few minutes per server)…');
+  const result = await countInstructions(
+    BUILD,
+    args.servers.map((s) => s.id),
+    args.workloads.map((w) => w.id),
+    log,
+  );
+  fs.writeFileSync(INSTRUCTIONS_JSON, JSON.stringify(result, null, 2));
+  rerender(args, INSTRUCTIONS_JSON);
+}
+
+/** `--soak`: mixed load on the full stacks, RSS sampled every second. */
+async function soakMode(args: Args, startedAt: string, loadBefore: number[]): Promise<void> {
+  const specs = args.servers.filter((s) =>
+    ['mcpware-express', 'mcpware-node', 'mcpware-node-small-heap'].includes(s.id),
+  );
+  const servers = await startServers(specs.length > 0 ? specs : args.servers, args.profile);
+  let result: SoakResults;
+  try {
+    await probe(servers, WORKLOADS);
+    result = {
+      startedAt,
+      machine: machine(),
+      loadBefore,
+      soakS: args.soakS,
+      soakWarmupS: args.soakWarmupS,
+      servers: await soak(args, servers),
+      loadAfter: os.loadavg(),
+    };
+  } finally {
+    await Promise.all(servers.map((s) => s.stop()));
   }
+  fs.writeFileSync(SOAK_JSON, JSON.stringify(result, null, 2));
+  rerender(args, SOAK_JSON, result);
+}
 
-  if (args.mode === 'instructions') {
-    if (!(await valgrindVersion()))
-      throw new Error('--instructions needs valgrind (apt-get install valgrind)');
-    log('counting instructions per request under valgrind (a few minutes per server)…');
-    const result = await countInstructions(
-      BUILD,
-      args.servers.map((s) => s.id),
-      args.workloads.map((w) => w.id),
-      log,
-    );
-    fs.writeFileSync(instructionsJson, JSON.stringify(result, null, 2));
-    const full = readJson<Results>(fullJson);
-    const target = args.out ?? RESULTS_FILE;
-    if (full) {
-      writeReport(target, render(full, readJson<SoakResults>(soakJson)));
-      log(`wrote ${path.relative(ROOT, target)} and ${path.relative(ROOT, instructionsJson)}`);
-    } else log(`no full run recorded yet (${path.relative(ROOT, fullJson)}); counts in ${instructionsJson}`);
-    return;
-  }
+/** The modes that put servers under load and time them. */
+type LoadKind = Exclude<Results['kind'], 'soak'>;
 
-  if (args.mode === 'soak') {
-    const specs = args.servers.filter((s) =>
-      ['mcpware-express', 'mcpware-node', 'mcpware-node-small-heap'].includes(s.id),
-    );
-    const servers = await startServers(specs.length > 0 ? specs : args.servers, args.profile);
-    let result: SoakResults;
-    try {
-      await probe(servers, WORKLOADS);
-      result = {
-        startedAt,
-        machine: machine(),
-        loadBefore,
-        soakS: args.soakS,
-        soakWarmupS: args.soakWarmupS,
-        servers: await soak(args, servers),
-        loadAfter: os.loadavg(),
-      };
-    } finally {
-      await Promise.all(servers.map((s) => s.stop()));
-    }
-    fs.writeFileSync(soakJson, JSON.stringify(result, null, 2));
-    const full = readJson<Results>(fullJson);
-    const target = args.out ?? RESULTS_FILE;
-    if (full) {
-      writeReport(target, render(full, result));
-      log(`wrote ${path.relative(ROOT, target)} (full run of ${full.startedAt} + this soak)`);
-    } else log(`no full run recorded yet (${path.relative(ROOT, fullJson)}); soak results in ${soakJson}`);
-    return;
-  }
-
+/** The load runs of every server (probed first), with what the servers report after them. */
+async function loadRuns(
+  args: Args,
+  kind: LoadKind,
+  startedAt: string,
+  loadBefore: number[],
+): Promise<Results> {
   const servers = await startServers(args.servers, args.profile);
-  let results: Results;
   try {
     const probes = await probe(servers, args.workloads);
     log('probe: every server answers every workload correctly');
@@ -433,8 +434,8 @@ async function main(): Promise<void> {
       hwmKb[s.spec.id] = s.hwmKb;
       statsAfter[s.spec.id] = await s.stats().catch(() => undefined);
     }
-    results = {
-      kind: args.mode,
+    return {
+      kind,
       startedAt,
       finishedAt: new Date().toISOString(),
       machine: machine(),
@@ -458,6 +459,11 @@ async function main(): Promise<void> {
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
   }
+}
+
+/** A full, quick or ablation run: load, micro-benchmarks, the report. */
+async function loadMode(args: Args, kind: LoadKind, startedAt: string, loadBefore: number[]): Promise<void> {
+  const results = await loadRuns(args, kind, startedAt, loadBefore);
   if (args.micro) {
     log('micro-benchmarks…');
     results.micro = runMicroChild(args.mode === 'quick');
@@ -469,16 +475,31 @@ async function main(): Promise<void> {
     args.servers.length === SERVERS.length &&
     args.workloads.length === WORKLOADS.length &&
     args.out === undefined;
-  const json = isFull ? fullJson : path.join(OUT, `results-${args.mode}.json`);
+  const json = isFull ? FULL_JSON : path.join(OUT, `results-${args.mode}.json`);
   fs.writeFileSync(json, JSON.stringify(results, null, 2));
   const target = args.out ?? (isFull ? RESULTS_FILE : path.join(OUT, `RESULTS-${args.mode}.md`));
-  writeReport(target, render(results, readJson<SoakResults>(soakJson)));
-  log(`wrote ${path.relative(ROOT, target)} and ${path.relative(ROOT, json)}`);
+  writeReport(target, render(results));
+  log(`wrote ${rel(target)} and ${rel(json)}`);
   const failures = results.runs.filter((r) => !clean(r.load));
   if (failures.length > 0) {
     log(`${failures.length} runs had failed answers: see the report`);
     process.exitCode = 1;
   }
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  fs.mkdirSync(OUT, { recursive: true });
+  if (process.argv.includes('--render')) return renderRecorded(args);
+  // The servers' audit logs of earlier runs (winston numbers rotated files anew in each process): not kept.
+  for (const f of fs.readdirSync(OUT)) if (/^audit-.*\.log$/.test(f)) fs.rmSync(path.join(OUT, f));
+  log(`compiling: ${build()} files → ${rel(BUILD)}`);
+  const loadBefore = os.loadavg();
+  log(`load average before: ${loadBefore.map((x) => x.toFixed(2)).join(' ')}`);
+  const startedAt = new Date().toISOString();
+  if (args.mode === 'instructions') return countMode(args);
+  if (args.mode === 'soak') return soakMode(args, startedAt, loadBefore);
+  return loadMode(args, args.mode, startedAt, loadBefore);
 }
 
 main().catch((e: unknown) => {
