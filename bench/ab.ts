@@ -166,7 +166,8 @@ async function instructions(sources: Record<Side, string>): Promise<void> {
 
 async function main(): Promise<void> {
   const b = arg('b', '');
-  if (!b) throw new Error('--b=<source tree with the change> is required');
+  if (!b)
+    throw new Error('--b=<source tree with the change, or with --instructions recorded counts> is required');
   const sources = { a: path.resolve(arg('a', ROOT)), b: path.resolve(b) };
   if (process.argv.includes('--instructions')) await instructions(sources);
   else await timings(sources);
