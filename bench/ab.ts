@@ -1,47 +1,86 @@
 /**
- * A/B: measure a change to the library before making it. Builds two source trees (default A: this checkout)
- * into node_modules/.cache/mcpware-bench/build-a and build-b, runs the same server from each, interleaved (A B A B …), and prints the
- * medians of req/s and of the server's CPU time per answer.
+ * A/B: measure a change to the library before making it, by running the same benchmark server built from two
+ * source trees (A defaults to this checkout).
  *
- *   tsx bench/ab.ts --b=/tmp/copy-with-change [--a=DIR] [--server=mcpware-node] [--workload=legacy-call]
- *                   [--connections=32] [--duration=5] [--reps=5]
+ *   tsx bench/ab.ts --b=DIR [--a=DIR] [--server=mcpware-node] [--workload=legacy-call] [--connections=32]
+ *                   [--duration=5] [--reps=5]
+ *     req/s and the server's CPU time per answer over loopback, A and B interleaved (A B A B …): medians.
  *
- * The copy needs index.ts, lib/, middleware/ and handlers/ (e.g. `mkdir /tmp/x && cp -r index.ts lib middleware handlers /tmp/x`).
+ *   tsx bench/ab.ts --instructions --b=DIR|FILE [--a=DIR|FILE] [--servers=mcpware-node,mcpware-express]
+ *                   [--workloads=legacy-list,legacy-call,modern-list,modern-call] [--reps=1] [--lanes=N]
+ *     instructions per request of each server × workload, counted under valgrind as
+ *     `npm run bench -- --instructions` counts them (bench/instructions.ts). A side given as a FILE is the
+ *     `bench/.out/results-instructions.json` that command recorded in another checkout. Writes
+ *     bench/.out/ab-instructions.json.
+ *
+ * A source tree needs index.ts, lib/, middleware/ and handlers/ in this checkout's layout, because the servers
+ * under bench/servers/ import the library by path (e.g. `mkdir /tmp/x && cp -r index.ts lib middleware
+ * handlers /tmp/x`). A checkout of another layout is counted with its own bench/ and compared as a FILE.
+ *
+ * @see bench/README.md
  */
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { CACHE, ROOT, build } from './build.js';
+import { CACHE, OUT, ROOT, build, missingImports } from './build.js';
+import { compareCounts, incomparable, parseCounts, renderComparison } from './compare.js';
+import { INPROC_SERVERS } from './inproc.js';
+import { countInstructions, type InstructionResults, valgrindVersion } from './instructions.js';
 import { runLoad } from './load.js';
 import { RunningServer, SERVERS, cpuMs } from './procs.js';
-import { workloadById } from './workloads.js';
+import { WORKLOADS, workloadById } from './workloads.js';
 
 const arg = (name: string, dflt: string): string =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
+
+const positive = (name: string, dflt: string): number => {
+  const n = Number(arg(name, dflt));
+  if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer`);
+  return n;
+};
+
+const say = (line: string): void => void process.stdout.write(`${line}\n`);
 
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
-async function main(): Promise<void> {
-  const b = arg('b', '');
-  if (!b) throw new Error('--b=<source tree with the change> is required');
-  const trees = { a: path.resolve(arg('a', ROOT)), b: path.resolve(b) };
+type Side = 'a' | 'b';
+
+/** Builds a source tree into its own directory (emptied first, so no file of another tree is left in it). */
+function buildTree(side: Side, tree: string): string {
+  const missing = [...new Set(missingImports(tree).map((m) => m.module))];
+  if (missing.length > 0) {
+    const shown = missing.slice(0, 3).join(', ') + (missing.length > 3 ? ', …' : '');
+    throw new Error(
+      `${tree} is not in this checkout's layout: it lacks ${missing.length} of the modules bench/servers/ ` +
+        `imports (${shown}). Count it with its own bench/ (\`npm run bench -- --instructions\` there) and ` +
+        'pass its bench/.out/results-instructions.json instead.',
+    );
+  }
+  const dir = path.join(CACHE, `build-${side}`);
+  fs.rmSync(dir, { recursive: true, force: true });
+  build(tree, dir);
+  return dir;
+}
+
+/** req/s and CPU time per answer of one server built from each tree, interleaved. */
+async function timings(trees: Record<Side, string>): Promise<void> {
   const serverId = arg('server', 'mcpware-node');
   const spec = SERVERS.find((s) => s.id === serverId);
   if (!spec) throw new Error(`unknown server ${serverId}`);
   const w = workloadById(arg('workload', 'legacy-call'));
-  const connections = Number(arg('connections', '32'));
-  const durationS = Number(arg('duration', '5'));
-  const reps = Number(arg('reps', '5'));
-  const servers: Record<'a' | 'b', RunningServer> = {} as Record<'a' | 'b', RunningServer>;
+  const connections = positive('connections', '32');
+  const durationS = positive('duration', '5');
+  const reps = positive('reps', '5');
+  const servers = {} as Record<Side, RunningServer>;
   for (const k of ['a', 'b'] as const) {
-    const dir = path.join(CACHE, `build-${k}`);
-    build(trees[k], dir);
-    servers[k] = new RunningServer(spec, [], dir);
+    servers[k] = new RunningServer(spec, [], buildTree(k, trees[k]));
     await servers[k].ready();
   }
-  const rps: Record<'a' | 'b', number[]> = { a: [], b: [] };
-  const cpu: Record<'a' | 'b', number[]> = { a: [], b: [] };
+  const rps: Record<Side, number[]> = { a: [], b: [] };
+  const cpu: Record<Side, number[]> = { a: [], b: [] };
   try {
     for (const k of ['a', 'b'] as const)
       await runLoad(w, { port: servers[k].port, connections, durationS: 2 });
@@ -54,22 +93,84 @@ async function main(): Promise<void> {
           throw new Error(`${k}: failed answers ${JSON.stringify(r)}`);
         rps[k].push(r.rps);
         cpu[k].push(((cpuMs(s.pid) - c0) * 1000) / r.total);
-        process.stdout.write(
-          `rep ${i + 1} ${k}: ${r.rps.toFixed(0)} req/s, ${cpu[k].at(-1)!.toFixed(1)} µs/req\n`,
-        );
+        say(`rep ${i + 1} ${k}: ${r.rps.toFixed(0)} req/s, ${cpu[k].at(-1)!.toFixed(1)} µs/req`);
       }
     }
   } finally {
     await Promise.all(Object.values(servers).map((s) => s.stop()));
   }
   for (const k of ['a', 'b'] as const) {
-    process.stdout.write(
-      `${k} (${trees[k]}): median ${median(rps[k]).toFixed(0)} req/s, ${median(cpu[k]).toFixed(1)} µs CPU/req\n`,
+    say(
+      `${k} (${trees[k]}): median ${median(rps[k]).toFixed(0)} req/s, ${median(cpu[k]).toFixed(1)} µs CPU/req`,
     );
   }
-  process.stdout.write(
-    `b/a: req/s ×${(median(rps.b) / median(rps.a)).toFixed(3)}, CPU/req ×${(median(cpu.b) / median(cpu.a)).toFixed(3)}\n`,
+  say(
+    `b/a: req/s ×${(median(rps.b) / median(rps.a)).toFixed(3)}, CPU/req ×${(median(cpu.b) / median(cpu.a)).toFixed(3)}`,
   );
+}
+
+/** Instructions per request of each server × workload on each side: counted from a tree, or read from a file. */
+async function instructions(sources: Record<Side, string>): Promise<void> {
+  const list = (name: string, dflt: readonly string[]): string[] =>
+    arg(name, dflt.join(',')).split(',').filter(Boolean);
+  const servers = list('servers', ['mcpware-node', 'mcpware-express']);
+  for (const s of servers) {
+    if (!(INPROC_SERVERS as readonly string[]).includes(s))
+      throw new Error(`--servers: ${s} is not one of ${INPROC_SERVERS.join(', ')}`);
+  }
+  const workloads = list(
+    'workloads',
+    WORKLOADS.map((w) => w.id),
+  ).map((id) => workloadById(id).id);
+  const reps = positive('reps', '1');
+  const lanes = positive('lanes', String(os.availableParallelism()));
+  const isFile = (p: string): boolean => {
+    if (!fs.existsSync(p)) throw new Error(`${p} does not exist`);
+    return fs.statSync(p).isFile();
+  };
+  if ((['a', 'b'] as const).some((k) => !isFile(sources[k])) && !(await valgrindVersion()))
+    throw new Error('--instructions needs valgrind (apt-get install valgrind)');
+
+  // Every side is read or built before anything is counted: a tree of another layout fails here, not later.
+  const counted = {} as Record<Side, InstructionResults[]>;
+  const builds: Partial<Record<Side, string>> = {};
+  for (const k of ['a', 'b'] as const) {
+    const source = sources[k];
+    if (isFile(source)) {
+      counted[k] = [parseCounts(fs.readFileSync(source, 'utf8'), source)];
+      say(`${k}: counts recorded in ${source} (${counted[k][0]!.startedAt})`);
+    } else builds[k] = buildTree(k, source);
+  }
+  for (const k of ['a', 'b'] as const) {
+    const dir = builds[k];
+    if (dir === undefined) continue;
+    counted[k] = [];
+    for (let i = 1; i <= reps; i++) {
+      say(
+        `${k}: counting ${sources[k]}${reps > 1 ? `, repetition ${i} of ${reps}` : ''} (minutes per server)…`,
+      );
+      counted[k].push(await countInstructions(dir, servers, workloads, (l) => say(`${k}${l}`), lanes));
+    }
+  }
+  const rows = compareCounts(counted.a, counted.b, servers, workloads);
+  fs.mkdirSync(OUT, { recursive: true });
+  const json = path.join(OUT, 'ab-instructions.json');
+  fs.writeFileSync(json, JSON.stringify({ sources, a: counted.a, b: counted.b, rows }, null, 2));
+  say('');
+  say(`Instructions per request: A = ${sources.a}, B = ${sources.b}`);
+  say('');
+  say(renderComparison(rows));
+  for (const warning of incomparable(counted.a, counted.b)) say(`Warning: ${warning}.`);
+  say(`(all counts in ${path.relative(ROOT, json)})`);
+}
+
+async function main(): Promise<void> {
+  const b = arg('b', '');
+  if (!b)
+    throw new Error('--b=<source tree with the change, or with --instructions recorded counts> is required');
+  const sources = { a: path.resolve(arg('a', ROOT)), b: path.resolve(b) };
+  if (process.argv.includes('--instructions')) await instructions(sources);
+  else await timings(sources);
 }
 
 main().catch((e: unknown) => {

@@ -1,11 +1,12 @@
 /**
- * Compile what the benchmark runs (index.ts, lib/, middleware/, handlers/ and bench/) to CommonJS JavaScript under
- * node_modules/.cache/mcpware-bench/build, file by file with TypeScript's own transpiler and the same target as `dist/cjs`.
+ * Compile what the benchmark runs (index.ts, lib/, middleware/, handlers/ and bench/) to CommonJS JavaScript
+ * under node_modules/.cache/mcpware-bench/build, file by file with TypeScript's own transpiler and the same
+ * target as `dist/cjs`.
  *
- * Why not run the servers with tsx: its loader adds about 16 MB of RSS to every process (it would count against
- * the 100 MB target) and startup work; why not dist/: it may be older than the source being measured. The
- * output is what `tsc -p tsconfig.build.json` emits for the same files (no type checking: `npm run typecheck`
- * does that), so the servers run the library exactly as a user's `require('mcpware')` would.
+ * Not tsx: its loader adds memory and start-up work to every server process, which the measurements would
+ * count. Not dist/: it may be older than the source being measured. The output is what
+ * `tsc -p tsconfig.build.json` emits for the same files (no type checking: `npm run typecheck` does that), so
+ * the servers run the library exactly as a user's `require('mcpware')` would.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,6 +15,8 @@ import ts from 'typescript';
 export const ROOT = path.resolve(__dirname, '..');
 
 export const OUT = path.join(ROOT, 'bench', '.out');
+/** The committed results of a full run (generated: bench/report.ts). */
+export const RESULTS_FILE = path.join(ROOT, 'bench', 'results', 'RESULTS.md');
 /** Under node_modules/.cache: ignored by git, eslint, prettier and tsc, and node_modules resolves from it. */
 export const CACHE = path.join(ROOT, 'node_modules', '.cache', 'mcpware-bench');
 export const BUILD = path.join(CACHE, 'build');
@@ -54,6 +57,35 @@ export function build(src: string = ROOT, out: string = BUILD): number {
     fs.writeFileSync(target, outputText);
   }
   return files.length;
+}
+
+/** A library module the benchmark servers import, and whether a source tree has it. */
+export interface ServerImport {
+  /** The server module that imports it (`bench/servers/stack.ts`). */
+  from: string;
+  /** The library source file, relative to the tree (`middleware/dispatch/index.ts`). */
+  module: string;
+}
+
+/**
+ * The library modules the benchmark servers (bench/servers/*.ts of this checkout) import by path that `src` does
+ * not hold: a tree of another layout cannot be built with this checkout's servers, and is benchmarked with its
+ * own bench/ instead.
+ */
+export function missingImports(src: string): ServerImport[] {
+  const servers = path.join(ROOT, 'bench', 'servers');
+  const out: ServerImport[] = [];
+  for (const f of fs
+    .readdirSync(servers)
+    .filter((x) => x.endsWith('.ts'))
+    .sort()) {
+    const text = fs.readFileSync(path.join(servers, f), 'utf8');
+    for (const m of text.matchAll(/from '(\.\.\/\.\.\/[^']+)\.js'/g)) {
+      const module = path.posix.normalize(path.posix.join('bench/servers', m[1]!)) + '.ts';
+      if (!fs.existsSync(path.join(src, module))) out.push({ from: `bench/servers/${f}`, module });
+    }
+  }
+  return out;
 }
 
 if (require.main === module) {

@@ -7,8 +7,8 @@
  *
  * One server: its functions, largest first. With `--against`: both, and what the first costs over the second,
  * sorted by that difference (`--against=mcpware-node:audit` compares the full stack with itself without audit).
- * Counts are the difference of 8,000 and 2,000 requests over 6,000, so start-up and warm-up cancel; two counts of
- * the full stack repeat within ~3 % (bench/NOTES.md), less for the smaller servers. Needs valgrind.
+ * Counts are the difference of a run of `LARGE` and one of `SMALL` requests over the difference, so start-up and
+ * warm-up cancel (how far they repeat: bench/README.md). Needs valgrind.
  */
 import fs from 'node:fs';
 import os from 'node:os';

@@ -60,10 +60,10 @@ export interface DriveResult {
 /**
  * Drives `handler` with `n` requests of workload `w`, IN_FLIGHT at a time and at most one per connection per turn
  * of the event loop, as a server with IN_FLIGHT connections gets them from each poll; setImmediate work (the
- * audit's uncork) runs between turns. Lanes that went on without yielding made turns of ~1,000 requests: the
- * audit logger, corked for the turn, then held ~1,000 records, which outlived two scavenges and were promoted,
- * and the old generation's collections that followed (none on a real server) were counted against audit
- * (bench/NOTES.md). One setImmediate per turn, not per request, so that the harness's own work stays small.
+ * audit's uncork) runs between turns. Longer turns would let the audit logger, corked for a turn, hold more
+ * records than a real server's turn does; they would outlive scavenges and be promoted, and the old-generation
+ * collections that follow, which a real server does not run, would be counted against audit. One setImmediate
+ * per turn, not per request, so that the harness's own work stays small.
  */
 export async function drive(handler: RequestListener, w: Workload, n: number): Promise<DriveResult> {
   const body = Buffer.from(w.body);

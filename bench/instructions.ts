@@ -1,8 +1,8 @@
 /**
  * `npm run bench -- --instructions`: how many machine instructions a request costs each server's JavaScript,
  * counted by valgrind's callgrind while the in-process harness (bench/inproc.ts) drives the server's own
- * handler. Timings on a shared 2-core VM move by ±15 % from one minute to the next; these counts repeat within
- * ~1 % (three counts of the minimal stack per workload), with no load generator and no kernel in them.
+ * handler. Timings on a shared machine move with its load; these counts do not, having no load generator and
+ * no kernel in them, and they repeat closely (bench/README.md).
  *
  * Each server × workload runs twice, with `SMALL` and `LARGE` requests after the same warm-up; the difference of
  * the two totals over the difference of the requests is the count per request (start-up, module loading and
@@ -84,15 +84,12 @@ export async function count(
     process.execPath,
     '--single-threaded',
     // V8 sizes its young generation and its heap from allocation and collection rates measured against the clock,
-    // and its memory reducer runs on timers: under valgrind, which slows everything unevenly, the same count came
-    // out anywhere from 129 to 219 thousand with V8's defaults, and 64–80 thousand with fixed 16 MB semi-spaces
-    // (bench/NOTES.md). The predictable schedule fixes all three (and the young generation at 4 MB, which its
-    // implication sets whatever else is asked): three counts then agree within ~1 %.
+    // and its memory reducer runs on timers: under valgrind, which slows everything unevenly, counts of the same
+    // build would differ widely. The predictable schedule fixes all three (and the young generation at 4 MB, which
+    // its implication sets whatever else is asked), so that repeated counts agree.
     '--predictable-gc-schedule',
-    // V8 draws a random hash seed per process and builds its hash tables' seed data from it at startup, a search
-    // whose cost varies by millions of instructions between processes (7 M between two runs of `node -e 0`): over
-    // the 6,000 requests the two counts differ by, ±1k instructions per request. A fixed seed costs the same in
-    // every run (5.6k apart).
+    // V8 draws a random hash seed per process and builds its hash tables' seed data from it at start-up, a search
+    // whose cost depends on the seed; with a fixed seed start-up costs the same in both counts and cancels out.
     '--hash-seed=1',
     ...(options.perfMap ? ['--perf-basic-prof'] : []),
     path.join(build, 'bench', 'inproc.js'),
@@ -111,30 +108,43 @@ export async function count(
   return Number(m[1]!.replaceAll(',', ''));
 }
 
+/** Instructions per request of one server × workload: two counts, and their difference over the requests'. */
+export async function countPerRequest(
+  build: string,
+  server: InprocServer,
+  workload: string,
+  options: CountOptions = {},
+): Promise<{ perRequest: number; totals: [number, number] }> {
+  const small = await count(build, server, workload, SMALL, options);
+  const large = await count(build, server, workload, LARGE, options);
+  return { perRequest: Math.round((large - small) / (LARGE - SMALL)), totals: [small, large] };
+}
+
+/**
+ * Counts every server × workload of `build` (servers the in-process harness cannot drive are skipped), `lanes`
+ * valgrinds at a time: each runs single-threaded, so one per core by default.
+ */
 export async function countInstructions(
   build: string,
   servers: readonly string[],
   workloads: readonly string[],
   log: (line: string) => void,
+  lanes: number = os.availableParallelism(),
 ): Promise<InstructionResults> {
   const startedAt = new Date().toISOString();
   const chosen = INPROC_SERVERS.filter((s) => servers.includes(s));
   const jobs = chosen.flatMap((server) => workloads.map((workload) => ({ server, workload })));
   const rows: InstructionResults['rows'] = [];
-  // One valgrind per core: each runs single-threaded.
-  const lanes = Math.max(1, os.availableParallelism());
   let next = 0;
   const lane = async (): Promise<void> => {
     while (next < jobs.length) {
       const { server, workload } = jobs[next++]!;
-      const small = await count(build, server, workload, SMALL);
-      const large = await count(build, server, workload, LARGE);
-      const perRequest = Math.round((large - small) / (LARGE - SMALL));
-      rows.push({ server, workload, perRequest, totals: [small, large] });
+      const { perRequest, totals } = await countPerRequest(build, server, workload);
+      rows.push({ server, workload, perRequest, totals });
       log(`  ${server} ${workload}: ${perRequest.toLocaleString('en')} instructions per request`);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(lanes, jobs.length) }, lane));
+  await Promise.all(Array.from({ length: Math.min(Math.max(1, lanes), jobs.length) }, lane));
   const order = (r: (typeof rows)[number]): number =>
     chosen.indexOf(r.server) * 100 + workloads.indexOf(r.workload);
   rows.sort((a, b) => order(a) - order(b));

@@ -52,9 +52,8 @@ function measure(name: string, what: string, fn: () => void, roundMs: number, ro
   return { name, what, opsPerSec: median, nsPerOp: 1e9 / median, rounds: perRound };
 }
 
-export function runMicro(quick: boolean): MicroResult[] {
-  const roundMs = quick ? 200 : 1000;
-  const rounds = quick ? 3 : 5;
+/** Parsing and revision classification of the two tools/call bodies. */
+function parseCases(roundMs: number, rounds: number): MicroResult[] {
   const out: MicroResult[] = [];
   const legacyCall = workloadById('legacy-call');
   const modernCall = workloadById('modern-call');
@@ -90,8 +89,12 @@ export function runMicro(quick: boolean): MicroResult[] {
       rounds,
     ),
   );
+  return out;
+}
 
-  // Header checks of a modern tools/call whose tool mirrors two arguments into Mcp-Param-* headers.
+/** The header checks of a modern tools/call whose tool mirrors two arguments into Mcp-Param-* headers. */
+function headerCases(roundMs: number, rounds: number): MicroResult[] {
+  const out: MicroResult[] = [];
   const schema = {
     type: 'object',
     properties: {
@@ -127,7 +130,12 @@ export function runMicro(quick: boolean): MicroResult[] {
       rounds,
     ),
   );
+  return out;
+}
 
+/** Redaction of a typical tool result, clean and with secrets. */
+function redactionCases(roundMs: number, rounds: number): MicroResult[] {
+  const out: MicroResult[] = [];
   // Redaction of a typical tool result: ~1 KB of text in one block plus a small structuredContent.
   const compiled = compileRedactor({ mode: 'mask' });
   if (!compiled.ok) throw new Error(compiled.message);
@@ -172,7 +180,12 @@ export function runMicro(quick: boolean): MicroResult[] {
       rounds,
     ),
   );
+  return out;
+}
 
+/** Audit's sanitizing of a record's caller-authored strings, and the arguments digest. */
+function auditCases(roundMs: number, rounds: number): MicroResult[] {
+  const out: MicroResult[] = [];
   // The audit record's caller-authored strings: sanitize + mask + cap, and the arguments digest.
   const auditCompiled = compileRedactor({ mode: 'mask', maxLength: 8192 });
   if (!auditCompiled.ok) throw new Error(auditCompiled.message);
@@ -199,6 +212,15 @@ export function runMicro(quick: boolean): MicroResult[] {
       roundMs,
       rounds,
     ),
+  );
+  return out;
+}
+
+export function runMicro(quick: boolean): MicroResult[] {
+  const roundMs = quick ? 200 : 1000;
+  const rounds = quick ? 3 : 5;
+  const out = [parseCases, headerCases, redactionCases, auditCases].flatMap((cases) =>
+    cases(roundMs, rounds),
   );
   use(sink);
   return out;

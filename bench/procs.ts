@@ -24,8 +24,8 @@ export interface ServerSpec {
 }
 
 /**
- * V8 heap limits of the heap-capped variant: old space 64 MB, semi-spaces 1 MB. The full stack's live heap after
- * a GC is ~15–25 MB under load; with V8's default sizing the heap is left to grow far beyond that (bench/NOTES.md).
+ * V8 heap limits of the heap-capped variant: old space 64 MB, semi-spaces 1 MB. It shows what the full stack
+ * needs apart from the room V8's default sizing gives its heap under load (bench/README.md).
  */
 export const SMALL_HEAP_FLAGS: readonly string[] = Object.freeze([
   '--max-old-space-size=64',
@@ -35,7 +35,7 @@ export const SMALL_HEAP_FLAGS: readonly string[] = Object.freeze([
 export const SERVERS: readonly ServerSpec[] = Object.freeze([
   { id: 'bare', label: 'bare node:http (fixed answer)', modern: true },
   { id: 'express', label: 'Express 5 + express.json', modern: true },
-  // Not one of the issue's seven: the ceiling of any handler mounted in Express (bench/servers/express-floor.ts).
+  // A reference, not a competitor: the ceiling of any handler mounted in Express (bench/servers/express-floor.ts).
   { id: 'express-floor', label: 'bare handler mounted in Express 5 (the ceiling)', modern: true },
   { id: 'sdk-v1', label: 'official SDK v1 (stateless)', modern: false },
   { id: 'sdk-v2', label: 'official SDK v2 (createMcpHandler)', modern: true },

@@ -1,12 +1,15 @@
 /**
- * Render bench/RESULTS.md from a run's results (and the latest soak, when there is one). Every number in the
- * file comes from the JSON the runner wrote; hand-written analysis lives in bench/NOTES.md and is appended.
+ * Render bench/results/RESULTS.md from a run's results (and the latest soak and instruction counts, when there are
+ * some). Everything in the file is generated from the JSON the runner wrote; how to read it: bench/README.md.
+ * One function per section; the soak's and the instruction counts' are in report-soak.ts and
+ * report-instructions.ts.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import type { InstructionResults } from './instructions.js';
 import type { LoadResult } from './load.js';
 import type { MicroResult } from './micro.js';
+import { fmtInt, fmtMb, fmtMs, fmtRatio, median, spread, table, WORKLOAD_LABEL } from './markdown.js';
+import { renderInstructions } from './report-instructions.js';
+import { renderSoak, soakVerdict } from './report-soak.js';
 
 export interface Results {
   kind: 'full' | 'quick' | 'soak' | 'ablate';
@@ -64,27 +67,7 @@ export interface SoakResults {
   }[];
 }
 
-/** RSS may grow by at most this much between the first and the last 10 s of the soak to count as flat. */
-export const FLAT_TOLERANCE_MB = 5;
 export const RSS_LIMIT_MB = 100;
-
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const n = s.length;
-  if (n === 0) return NaN;
-  return n % 2 === 1 ? s[(n - 1) / 2]! : (s[n / 2 - 1]! + s[n / 2]!) / 2;
-};
-const fmtInt = (x: number): string => (Number.isFinite(x) ? Math.round(x).toLocaleString('en') : 'n/a');
-const fmtMs = (x: number): string => (Number.isFinite(x) ? x.toFixed(2) : 'n/a');
-const fmtMb = (kb: number): string => (kb / 1024).toFixed(1);
-const fmtRatio = (x: number): string => (Number.isFinite(x) ? x.toFixed(2) : 'n/a');
-
-const WORKLOAD_LABEL: Record<string, string> = {
-  'legacy-list': 'legacy tools/list',
-  'legacy-call': 'legacy tools/call',
-  'modern-list': 'modern tools/list',
-  'modern-call': 'modern tools/call',
-};
 
 interface Cell {
   values: number[];
@@ -100,17 +83,6 @@ function cells(r: Results, pick: (l: LoadResult) => number, connections: number)
     c.values.push(pick(run.load));
   }
   return m;
-}
-
-function spread(values: number[], fmt: (x: number) => string): string {
-  if (values.length === 0) return 'n/a';
-  if (values.length === 1) return fmt(values[0]!);
-  return `${fmt(median(values))} (${fmt(Math.min(...values))}–${fmt(Math.max(...values))})`;
-}
-
-function table(header: string[], rows: string[][]): string {
-  const line = (cols: string[]): string => `| ${cols.join(' | ')} |`;
-  return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
 }
 
 /** Per-repetition ratios of A over B (same workload, same connections), and the ratio of the medians. */
@@ -223,51 +195,51 @@ function ratioRows(
   return rows;
 }
 
-/** "young generation size / old space used" in MB from a server's `/__bench/stats` (V8's heap spaces), or n/a. */
-function heapSpaces(stats: Record<string, unknown>): string {
-  const sp = stats.heapSpaces as Record<string, { size: number; used: number }> | undefined;
-  const young = sp?.new_space?.size;
-  const old = sp?.old_space?.used;
-  if (young === undefined || old === undefined) return 'n/a';
-  return `${(young / 2 ** 20).toFixed(1)} / ${(old / 2 ** 20).toFixed(1)} MB`;
+type Server = Results['servers'][number];
+
+/** What the sections share: the servers that ran, and a table with a row per server and a column per workload. */
+interface View {
+  r: Results;
+  servers: Server[];
+  byWorkload(cell: (s: Server, w: string) => string): string;
 }
 
-function soakVerdict(s: SoakResults['servers'][number]): { growthMb: number; flat: boolean; slope: number } {
-  const samples = s.samples;
-  const first = samples.filter((x) => x.t <= 10).map((x) => x.rssKb);
-  const last = samples.filter((x) => x.t > samples[samples.length - 1]!.t - 10).map((x) => x.rssKb);
-  const growthMb = (median(last) - median(first)) / 1024;
-  // Least-squares slope over the whole soak, in MB per minute.
-  const n = samples.length;
-  const mt = samples.reduce((a, x) => a + x.t, 0) / n;
-  const mr = samples.reduce((a, x) => a + x.rssKb, 0) / n;
-  let num = 0;
-  let den = 0;
-  for (const x of samples) {
-    num += (x.t - mt) * (x.rssKb - mr);
-    den += (x.t - mt) ** 2;
-  }
-  const slope = den > 0 ? ((num / den) * 60) / 1024 : 0;
-  return { growthMb, flat: growthMb <= FLAT_TOLERANCE_MB, slope };
-}
-
-export function renderResults(r: Results, soak?: SoakResults, instr?: InstructionResults): string {
-  const out: string[] = [];
+function view(r: Results): View {
   const present = new Set(r.runs.map((x) => x.server));
   const servers = r.servers.filter((s) => present.has(s.id));
-  /** A table with a row per server and a column per workload. */
-  const byWorkload = (cell: (s: (typeof servers)[number], w: string) => string): string =>
+  const byWorkload = (cell: (s: Server, w: string) => string): string =>
     table(
       ['server', ...r.workloads.map((w) => WORKLOAD_LABEL[w] ?? w)],
       servers.map((s) => [s.label, ...r.workloads.map((w) => cell(s, w))]),
     );
+  return { r, servers, byWorkload };
+}
+
+/** The report: every section the recorded runs have data for, in a fixed order. */
+export function renderResults(r: Results, soak?: SoakResults, instr?: InstructionResults): string {
   const conns = r.settings.connections;
   const mainConn = conns.includes(32) ? 32 : conns[0]!;
+  const v = view(r);
+  return [
+    ...renderHeader(r),
+    ...renderTargets(r, mainConn, soak),
+    ...renderLoad(v),
+    ...renderAnswers(v),
+    ...renderMicro(r),
+    ...renderSoak(soak),
+    ...(instr && instr.rows.length > 0 ? renderInstructions(r, instr) : []),
+    ...renderServersBuilt(),
+  ].join('\n');
+}
+
+/** Title, provenance, the machine and the load settings. */
+function renderHeader(r: Results): string[] {
+  const out: string[] = [];
   out.push('# Benchmark results');
   out.push('');
   out.push(
     `Generated by \`npm run bench${r.kind === 'quick' ? ' -- --quick' : ''}\` (bench/run.ts) from the run of ` +
-      `${r.startedAt} to ${r.finishedAt}. Do not edit by hand: rerun the benchmark; analysis goes in bench/NOTES.md.`,
+      `${r.startedAt} to ${r.finishedAt}. Do not edit by hand: rerun the benchmark. How to read it: bench/README.md.`,
   );
   if (r.kind !== 'full') out.push('', `**This is a ${r.kind} run: short runs, for development only.**`);
   out.push('');
@@ -299,8 +271,12 @@ export function renderResults(r: Results, soak?: SoakResults, instr?: Instructio
         .join(', ')}.`,
   );
   out.push('');
+  return out;
+}
 
-  // Targets.
+/** The targets' verdicts, and the Express ceiling's. */
+function renderTargets(r: Results, mainConn: number, soak: SoakResults | undefined): string[] {
+  const out: string[] = [];
   out.push(`## Targets (${mainConn} connections, ratios of median req/s from this run)`);
   out.push('');
   const rows = ratioRows(r, TARGETS, mainConn, ['met', '**missed**']);
@@ -362,8 +338,13 @@ export function renderResults(r: Results, soak?: SoakResults, instr?: Instructio
     );
     out.push('');
   }
+  return out;
+}
 
-  // Throughput and latency.
+/** Throughput, CPU per answer and latency, per connection count. */
+function renderLoad({ r, byWorkload }: View): string[] {
+  const out: string[] = [];
+  const conns = r.settings.connections;
   for (const c of conns) {
     out.push(`## ${c} connection${c === 1 ? '' : 's'}`);
     out.push('');
@@ -398,8 +379,12 @@ export function renderResults(r: Results, soak?: SoakResults, instr?: Instructio
     );
     out.push('');
   }
+  return out;
+}
 
-  // Correctness and memory.
+/** Failed answers, memory and answer sizes. */
+function renderAnswers({ r, servers, byWorkload }: View): string[] {
+  const out: string[] = [];
   out.push('## Answers checked, and memory');
   out.push('');
   out.push(
@@ -437,97 +422,28 @@ export function renderResults(r: Results, soak?: SoakResults, instr?: Instructio
     }),
   );
   out.push('');
+  return out;
+}
 
-  if (r.micro.length > 0) {
-    out.push('## Micro-benchmarks');
-    out.push('');
-    out.push(
-      'Plain loops over the library functions, timed with `process.hrtime.bigint()`; median of the rounds.',
-    );
-    out.push('');
-    out.push(
-      table(
-        ['hot path', 'what runs', 'ops/s', 'µs/op'],
-        r.micro.map((m) => [m.name, m.what, fmtInt(m.opsPerSec), (m.nsPerOp / 1000).toFixed(2)]),
-      ),
-    );
-    out.push('');
-  }
+/** The micro-benchmarks, when they ran. */
+function renderMicro(r: Results): string[] {
+  if (r.micro.length === 0) return [];
+  return [
+    '## Micro-benchmarks',
+    '',
+    'Plain loops over the library functions, timed with `process.hrtime.bigint()`; median of the rounds.',
+    '',
+    table(
+      ['hot path', 'what runs', 'ops/s', 'µs/op'],
+      r.micro.map((m) => [m.name, m.what, fmtInt(m.opsPerSec), (m.nsPerOp / 1000).toFixed(2)]),
+    ),
+    '',
+  ];
+}
 
-  if (soak) {
-    out.push(`## Soak: RSS across ${soak.soakS} s`);
-    out.push('');
-    out.push(
-      `Run on ${soak.startedAt} (load average before ${soak.loadBefore.map((x) => x.toFixed(2)).join(' / ')}). ` +
-        'Mixed load: every connection sends the four workloads in turn, 32 connections, after a ' +
-        `${soak.soakWarmupS ?? 3} s warm-up of the same load (under saturation V8 sizes its young generation ` +
-        'over the first ~30 s). RSS ' +
-        `sampled every second; flat means the median of the last 10 s is at most ${FLAT_TOLERANCE_MB} MB above ` +
-        'the median of the first 10 s. The counters come from the server itself (`/__bench/stats`): limiter ' +
-        'slot keys still held, metric series, the audit backlog (records queued in the winston logger / ' +
-        "bytes waiting in its file streams), and V8's heap: the young generation's size (its two semi-spaces; V8 " +
-        'grows them with the bytes that survive its collections, up to 16 MB each) and what the old space holds ' +
-        '(live data and garbage not yet collected), at the start and at the end of the soak.',
-    );
-    out.push('');
-    out.push(
-      table(
-        [
-          'server',
-          'req/s',
-          'failed answers',
-          'RSS first 10 s → last 10 s',
-          'slope',
-          'VmHWM',
-          'limiter slot keys',
-          'metric series',
-          'audit backlog (records / bytes)',
-          'V8 young generation / old space used',
-        ],
-        soak.servers.map((s) => {
-          const v = soakVerdict(s);
-          const first = median(s.samples.filter((x) => x.t <= 10).map((x) => x.rssKb));
-          const lastT = s.samples[s.samples.length - 1]!.t;
-          const last = median(s.samples.filter((x) => x.t > lastT - 10).map((x) => x.rssKb));
-          const st = (o: Record<string, unknown>, k: string): string => {
-            const v2 =
-              k === 'slots' ? (o.limits as { memorySlotKeys?: number } | undefined)?.memorySlotKeys : o[k];
-            return v2 === undefined ? 'n/a' : String(v2);
-          };
-          return [
-            s.server,
-            fmtInt(s.load.rps),
-            String(s.load.non2xx + s.load.errors + s.load.timeouts + s.load.mismatches),
-            `${fmtMb(first)} → ${fmtMb(last)} MB`,
-            `${v.slope >= 0 ? '+' : ''}${v.slope.toFixed(2)} MB/min`,
-            `${fmtMb(s.hwmKb)} MB`,
-            `${st(s.statsBefore, 'slots')} → ${st(s.statsAfter, 'slots')}`,
-            `${st(s.statsBefore, 'metricSeries')} → ${st(s.statsAfter, 'metricSeries')}`,
-            `${st(s.statsBefore, 'auditQueued')} / ${st(s.statsBefore, 'auditBytes')} → ` +
-              `${st(s.statsAfter, 'auditQueued')} / ${st(s.statsAfter, 'auditBytes')}`,
-            `${heapSpaces(s.statsBefore)} → ${heapSpaces(s.statsAfter)}`,
-          ];
-        }),
-      ),
-    );
-    out.push('');
-    out.push('RSS every 5 s (MB):');
-    out.push('');
-    const times = soak.servers[0]?.samples.filter((_, i) => i % 5 === 4).map((x) => x.t) ?? [];
-    out.push(
-      table(
-        ['server', ...times.map((t) => `${Math.round(t)} s`)],
-        soak.servers.map((s) => [
-          s.server,
-          ...s.samples.filter((_, i) => i % 5 === 4).map((x) => fmtMb(x.rssKb)),
-        ]),
-      ),
-    );
-    out.push('');
-  }
-
-  if (instr && instr.rows.length > 0) out.push(...renderInstructions(r, instr));
-
+/** How the servers are built (fixed text). */
+function renderServersBuilt(): string[] {
+  const out: string[] = [];
   out.push('## How the servers are built');
   out.push('');
   out.push(
@@ -540,7 +456,7 @@ export function renderResults(r: Results, soak?: SoakResults, instr?: Instructio
         '`initialize` first); modern ones carry the 2026-07-28 `_meta` envelope and `Mcp-Method`/`Mcp-Name`.',
       '- bare node:http reads the body, `JSON.parse`s it and answers a pre-encoded result with the id echoed: ' +
         'the physical limit. Express 5: `express.json()` and one handler building the same result.',
-      "- Bare handler in Express (the ceiling, not one of the issue's seven): bare node:http's handler mounted " +
+      "- Bare handler in Express (the ceiling, a reference rather than a competitor): bare node:http's handler mounted " +
         "in Express 5 as one layer (`app.use('/mcp', handler)`), as the full stack in Express is mounted: the " +
         'most any handler mounted in Express can reach on this machine.',
       '- SDK v1: `createMcpExpressApp()` and, per request, a new `McpServer` + `StreamableHTTPServerTransport` ' +
@@ -553,7 +469,7 @@ export function renderResults(r: Results, soak?: SoakResults, instr?: Instructio
         'server answers one JSON body.',
       '- mcpware full stack: audit (winston File transport, rotated at 64 MB, its fs stream given a 1 MiB ' +
         'highWaterMark: with the default 16 KiB the audit backlog grows without bound under saturation, see ' +
-        'the notes), metrics (own prom-client ' +
+        'bench/README.md), metrics (own prom-client ' +
         'Registry), guardOrigin, methodGuard, parse, rejectBatch, classifyRevision, checkHeaders (registry ' +
         'lookup), apiKeyAuth, limits (memory store, every limit at 2^40), redact (mask), dispatch (ToolRegistry); ' +
         "in Express with `app.use('/mcp', …)`, on node:http with `compose()`. Minimal: parse, " +
@@ -561,75 +477,5 @@ export function renderResults(r: Results, soak?: SoakResults, instr?: Instructio
     ].join('\n'),
   );
   out.push('');
-
-  const notes = path.join(__dirname, 'NOTES.md');
-  const notesSrc = fs.existsSync(notes) ? notes : path.join(__dirname, '..', '..', 'bench', 'NOTES.md');
-  if (fs.existsSync(notesSrc)) {
-    out.push(fs.readFileSync(notesSrc, 'utf8').trim());
-    out.push('');
-  }
-  return out.join('\n');
-}
-
-/** The `--instructions` section: counts per request, and each server's count over its baseline's. */
-function renderInstructions(r: Results, instr: InstructionResults): string[] {
-  const label = (id: string): string => r.servers.find((s) => s.id === id)?.label ?? id;
-  const workloads = [...new Set(instr.rows.map((x) => x.workload))];
-  const servers: string[] = [...new Set(instr.rows.map((x) => x.server))];
-  const at = (server: string, w: string): number | undefined =>
-    instr.rows.find((x) => x.server === server && x.workload === w)?.perRequest;
-  const k = (n: number | undefined): string => (n === undefined ? '—' : `${(n / 1000).toFixed(1)} k`);
-  const baseline: Record<string, string> = {
-    express: 'bare',
-    'mcpware-express': 'express',
-    'mcpware-node': 'bare',
-    'mcpware-minimal': 'bare',
-  };
-  const out: string[] = [];
-  out.push('## Instructions per request (valgrind)');
-  out.push('');
-  out.push(
-    `Counted from ${instr.startedAt} to ${instr.finishedAt} by \`npm run bench -- --instructions\` ` +
-      `(${instr.valgrind}, node ${instr.node}). Each server's own handler (the code its process runs) is driven ` +
-      'in process by bench/inproc.ts: real `IncomingMessage`/`ServerResponse` objects over a socket that drops ' +
-      'what is written, 32 requests in flight and at most one per connection per turn of the event loop (as a ' +
-      'server with 32 connections gets them), the audit log going through winston into a stream that drops ' +
-      `its lines. Per request: the difference between runs of ${instr.requests[1]} and ${instr.requests[0]} ` +
-      'requests after the same warm-up, over the difference in requests, with the garbage collector and the ' +
-      "compiler on the main thread (`--single-threaded`) and V8's predictable garbage collection schedule " +
-      '(`--predictable-gc-schedule`: a fixed 4 MB young generation, fixed heap growing, no memory reducer), so ' +
-      "that the collector's schedule does not depend on how fast valgrind runs, and a fixed hash seed " +
-      "(`--hash-seed=1`), so that V8's start-up work is the same in both runs. Not counted: the HTTP parser, " +
-      'the kernel and the load generator, which the load tests include; and cache misses. Repeated counts of ' +
-      'the minimal stack agree within ~1 % (bench/NOTES.md).',
-  );
-  out.push('');
-  out.push(
-    table(
-      ['server', ...workloads.map((w) => WORKLOAD_LABEL[w] ?? w)],
-      servers.map((s) => [label(s), ...workloads.map((w) => k(at(s, w)))]),
-    ),
-  );
-  out.push('');
-  const ratios = servers.filter((s) => baseline[s] !== undefined && servers.includes(baseline[s]));
-  if (ratios.length > 0) {
-    out.push('Each server over its baseline (instructions per request, same workload):');
-    out.push('');
-    out.push(
-      table(
-        ['server', 'baseline', ...workloads.map((w) => WORKLOAD_LABEL[w] ?? w)],
-        ratios.map((s) => [
-          label(s),
-          label(baseline[s]!),
-          ...workloads.map((w) => {
-            const a = at(s, w);
-            const b = at(baseline[s]!, w);
-            return a === undefined || b === undefined ? '—' : `${(a / b).toFixed(2)} ×`;
-          }),
-        ]),
-      ),
-    );
-    out.push('');
-  }
   return out;
 }

@@ -1,32 +1,23 @@
 /**
- * `npm run bench`: measure mcpware against bare node:http, Express, and the official SDKs (v1 and v2).
+ * `npm run bench`: the benchmark runner. Measures mcpware against bare node:http, Express and the official SDKs
+ * (v1 and v2) under load over loopback, or counts their instructions per request under valgrind
+ * (`--instructions`). A full run writes bench/results/RESULTS.md; the other modes write under bench/.out/.
  *
- *   npm run bench                 full run: warm-up, 3 interleaved repetitions of 10 s per server × workload ×
- *                                 connections, micro-benchmarks; writes bench/RESULTS.md (~30 min)
- *   npm run bench -- --quick      development run: 1 repetition of 2 s; writes bench/.out/RESULTS-quick.md
- *   npm run bench -- --soak       60 s mixed load on both full stacks after a 30 s warm-up, RSS sampled every
- *                                 second; updates the soak section of bench/RESULTS.md
- *   npm run bench -- --profile    also start every server with --cpu-prof (profiles in bench/.out/profiles,
- *                                 summarized with `tsx bench/profile.ts <file>`)
- *   npm run bench -- --ablate     the full stack on node:http with one middleware left out per variant
- *                                 (`--base=mcpware-express` for Express); writes bench/.out/RESULTS-ablate.md
- *   npm run bench -- --instructions
- *                                 instructions per request of each in-process server's JavaScript, counted
- *                                 by valgrind (bench/instructions.ts); updates that section of RESULTS.md
- *   npm run bench -- --render     rewrite bench/RESULTS.md from the recorded runs (after editing NOTES.md)
- *
- * Filters and overrides: --servers=a,b  --workloads=legacy-list,modern-call  --connections=32,1
- *   --duration=S  --warmup=S  --reps=N  --no-micro  --out=FILE
+ *   npm run bench [-- --quick | --soak | --ablate [--base=mcpware-express] | --instructions | --render]
+ *     [--profile] [--servers=a,b] [--workloads=legacy-list,modern-call] [--connections=32,1]
+ *     [--duration=S] [--warmup=S] [--reps=N] [--no-micro] [--out=FILE]
  *
  * Every server runs in its own child process from the compiled build (bench/build.ts); the load comes from
  * autocannon in this process. Runs are interleaved (for each repetition, workload and connection count, every
  * server in turn) so that drift of the shared machine hits every server alike. Every answer is checked.
+ *
+ * @see bench/README.md (what each mode measures and writes, and how to read the results)
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BUILD, OUT, ROOT, build } from './build.js';
+import { BUILD, OUT, RESULTS_FILE, ROOT, build } from './build.js';
 import { countInstructions, type InstructionResults, valgrindVersion } from './instructions.js';
 import { type LoadResult, runLoad } from './load.js';
 import type { MicroResult } from './micro.js';
@@ -92,8 +83,8 @@ function parseArgs(argv: string[]): Args {
     profile: has('profile'),
     out: get('out'),
     soakS: num('soak-duration', 60),
-    // 30 s: under saturation V8 takes ~20–30 s to size its young generation (it grows it with the bytes that
-    // survive its collections); the soak measures what comes after. `--soak-warmup=S` to change it.
+    // Under saturation V8 grows its young generation with the bytes that survive its collections; the warm-up
+    // leaves it the time to settle, and the soak measures what comes after. `--soak-warmup=S` to change it.
     soakWarmupS: num('soak-warmup', 30),
   };
 }
@@ -340,6 +331,12 @@ async function soak(args: Args, servers: RunningServer[]): Promise<SoakResults['
   return out;
 }
 
+/** Write a report, creating its directory (bench/results/ for the committed one). */
+function writeReport(target: string, text: string): void {
+  fs.mkdirSync(path.dirname(target), { recursive: true });
+  fs.writeFileSync(target, text);
+}
+
 function readJson<T>(file: string): T | undefined {
   try {
     return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
@@ -348,83 +345,84 @@ function readJson<T>(file: string): T | undefined {
   }
 }
 
-async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2));
-  fs.mkdirSync(OUT, { recursive: true });
-  // The servers' audit logs of earlier runs (winston numbers rotated files anew in each process): not kept.
-  for (const f of fs.readdirSync(OUT)) if (/^audit-.*\.log$/.test(f)) fs.rmSync(path.join(OUT, f));
-  if (!process.argv.includes('--render')) log(`compiling: ${build()} files → ${path.relative(ROOT, BUILD)}`);
-  const loadBefore = os.loadavg();
-  log(`load average before: ${loadBefore.map((x) => x.toFixed(2)).join(' ')}`);
-  const startedAt = new Date().toISOString();
-  const fullJson = path.join(OUT, 'results-full.json');
-  const soakJson = path.join(OUT, 'results-soak.json');
-  const instructionsJson = path.join(OUT, 'results-instructions.json');
-  const render = (full: Results, soak: SoakResults | undefined): string =>
-    renderResults(full, soak, readJson<InstructionResults>(instructionsJson));
+const FULL_JSON = path.join(OUT, 'results-full.json');
+const SOAK_JSON = path.join(OUT, 'results-soak.json');
+const INSTRUCTIONS_JSON = path.join(OUT, 'results-instructions.json');
+const rel = (file: string): string => path.relative(ROOT, file);
 
-  if (process.argv.includes('--render')) {
-    // Rewrite bench/RESULTS.md from the recorded full run and soak (e.g. after editing bench/NOTES.md).
-    const full = readJson<Results>(fullJson);
-    if (!full) throw new Error(`no full run recorded (${path.relative(ROOT, fullJson)})`);
-    const target = args.out ?? path.join(ROOT, 'bench', 'RESULTS.md');
-    fs.writeFileSync(target, render(full, readJson<SoakResults>(soakJson)));
-    log(`wrote ${path.relative(ROOT, target)}`);
-    return;
+/** The report of a run, with the recorded soak (unless given) and instruction counts. */
+function render(run: Results, soak = readJson<SoakResults>(SOAK_JSON)): string {
+  return renderResults(run, soak, readJson<InstructionResults>(INSTRUCTIONS_JSON));
+}
+
+/** After a soak or a count: the full run's report again, now with what `recorded` holds. */
+function rerender(args: Args, recorded: string, soak?: SoakResults): void {
+  const full = readJson<Results>(FULL_JSON);
+  if (!full) return log(`no full run recorded yet (${rel(FULL_JSON)}); results in ${rel(recorded)}`);
+  const target = args.out ?? RESULTS_FILE;
+  writeReport(target, render(full, soak));
+  log(`wrote ${rel(target)} (full run of ${full.startedAt}) and ${rel(recorded)}`);
+}
+
+/** `--render`: the report rewritten from the recorded full run, soak and counts. */
+function renderRecorded(args: Args): void {
+  const full = readJson<Results>(FULL_JSON);
+  if (!full) throw new Error(`no full run recorded (${rel(FULL_JSON)})`);
+  const target = args.out ?? RESULTS_FILE;
+  writeReport(target, render(full));
+  log(`wrote ${rel(target)}`);
+}
+
+/** `--instructions`: counts per request of the in-process servers. */
+async function countMode(args: Args): Promise<void> {
+  if (!(await valgrindVersion())) throw new Error('--instructions needs valgrind (apt-get install valgrind)');
+  log('counting instructions per request under valgrind (a few minutes per server)…');
+  const result = await countInstructions(
+    BUILD,
+    args.servers.map((s) => s.id),
+    args.workloads.map((w) => w.id),
+    log,
+  );
+  fs.writeFileSync(INSTRUCTIONS_JSON, JSON.stringify(result, null, 2));
+  rerender(args, INSTRUCTIONS_JSON);
+}
+
+/** `--soak`: mixed load on the full stacks, RSS sampled every second. */
+async function soakMode(args: Args, startedAt: string, loadBefore: number[]): Promise<void> {
+  const specs = args.servers.filter((s) =>
+    ['mcpware-express', 'mcpware-node', 'mcpware-node-small-heap'].includes(s.id),
+  );
+  const servers = await startServers(specs.length > 0 ? specs : args.servers, args.profile);
+  let result: SoakResults;
+  try {
+    await probe(servers, WORKLOADS);
+    result = {
+      startedAt,
+      machine: machine(),
+      loadBefore,
+      soakS: args.soakS,
+      soakWarmupS: args.soakWarmupS,
+      servers: await soak(args, servers),
+      loadAfter: os.loadavg(),
+    };
+  } finally {
+    await Promise.all(servers.map((s) => s.stop()));
   }
+  fs.writeFileSync(SOAK_JSON, JSON.stringify(result, null, 2));
+  rerender(args, SOAK_JSON, result);
+}
 
-  if (args.mode === 'instructions') {
-    if (!(await valgrindVersion()))
-      throw new Error('--instructions needs valgrind (apt-get install valgrind)');
-    log('counting instructions per request under valgrind (a few minutes per server)…');
-    const result = await countInstructions(
-      BUILD,
-      args.servers.map((s) => s.id),
-      args.workloads.map((w) => w.id),
-      log,
-    );
-    fs.writeFileSync(instructionsJson, JSON.stringify(result, null, 2));
-    const full = readJson<Results>(fullJson);
-    const target = args.out ?? path.join(ROOT, 'bench', 'RESULTS.md');
-    if (full) {
-      fs.writeFileSync(target, render(full, readJson<SoakResults>(soakJson)));
-      log(`wrote ${path.relative(ROOT, target)} and ${path.relative(ROOT, instructionsJson)}`);
-    } else log(`no full run recorded yet (${path.relative(ROOT, fullJson)}); counts in ${instructionsJson}`);
-    return;
-  }
+/** The modes that put servers under load and time them. */
+type LoadKind = Exclude<Results['kind'], 'soak'>;
 
-  if (args.mode === 'soak') {
-    const specs = args.servers.filter((s) =>
-      ['mcpware-express', 'mcpware-node', 'mcpware-node-small-heap'].includes(s.id),
-    );
-    const servers = await startServers(specs.length > 0 ? specs : args.servers, args.profile);
-    let result: SoakResults;
-    try {
-      await probe(servers, WORKLOADS);
-      result = {
-        startedAt,
-        machine: machine(),
-        loadBefore,
-        soakS: args.soakS,
-        soakWarmupS: args.soakWarmupS,
-        servers: await soak(args, servers),
-        loadAfter: os.loadavg(),
-      };
-    } finally {
-      await Promise.all(servers.map((s) => s.stop()));
-    }
-    fs.writeFileSync(soakJson, JSON.stringify(result, null, 2));
-    const full = readJson<Results>(fullJson);
-    const target = args.out ?? path.join(ROOT, 'bench', 'RESULTS.md');
-    if (full) {
-      fs.writeFileSync(target, render(full, result));
-      log(`wrote ${path.relative(ROOT, target)} (full run of ${full.startedAt} + this soak)`);
-    } else log(`no full run recorded yet (${path.relative(ROOT, fullJson)}); soak results in ${soakJson}`);
-    return;
-  }
-
+/** The load runs of every server (probed first), with what the servers report after them. */
+async function loadRuns(
+  args: Args,
+  kind: LoadKind,
+  startedAt: string,
+  loadBefore: number[],
+): Promise<Results> {
   const servers = await startServers(args.servers, args.profile);
-  let results: Results;
   try {
     const probes = await probe(servers, args.workloads);
     log('probe: every server answers every workload correctly');
@@ -436,8 +434,8 @@ async function main(): Promise<void> {
       hwmKb[s.spec.id] = s.hwmKb;
       statsAfter[s.spec.id] = await s.stats().catch(() => undefined);
     }
-    results = {
-      kind: args.mode,
+    return {
+      kind,
       startedAt,
       finishedAt: new Date().toISOString(),
       machine: machine(),
@@ -461,6 +459,11 @@ async function main(): Promise<void> {
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
   }
+}
+
+/** A full, quick or ablation run: load, micro-benchmarks, the report. */
+async function loadMode(args: Args, kind: LoadKind, startedAt: string, loadBefore: number[]): Promise<void> {
+  const results = await loadRuns(args, kind, startedAt, loadBefore);
   if (args.micro) {
     log('micro-benchmarks…');
     results.micro = runMicroChild(args.mode === 'quick');
@@ -472,17 +475,31 @@ async function main(): Promise<void> {
     args.servers.length === SERVERS.length &&
     args.workloads.length === WORKLOADS.length &&
     args.out === undefined;
-  const json = isFull ? fullJson : path.join(OUT, `results-${args.mode}.json`);
+  const json = isFull ? FULL_JSON : path.join(OUT, `results-${args.mode}.json`);
   fs.writeFileSync(json, JSON.stringify(results, null, 2));
-  const target =
-    args.out ?? (isFull ? path.join(ROOT, 'bench', 'RESULTS.md') : path.join(OUT, `RESULTS-${args.mode}.md`));
-  fs.writeFileSync(target, render(results, readJson<SoakResults>(soakJson)));
-  log(`wrote ${path.relative(ROOT, target)} and ${path.relative(ROOT, json)}`);
+  const target = args.out ?? (isFull ? RESULTS_FILE : path.join(OUT, `RESULTS-${args.mode}.md`));
+  writeReport(target, render(results));
+  log(`wrote ${rel(target)} and ${rel(json)}`);
   const failures = results.runs.filter((r) => !clean(r.load));
   if (failures.length > 0) {
     log(`${failures.length} runs had failed answers: see the report`);
     process.exitCode = 1;
   }
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  fs.mkdirSync(OUT, { recursive: true });
+  if (process.argv.includes('--render')) return renderRecorded(args);
+  // The servers' audit logs of earlier runs (winston numbers rotated files anew in each process): not kept.
+  for (const f of fs.readdirSync(OUT)) if (/^audit-.*\.log$/.test(f)) fs.rmSync(path.join(OUT, f));
+  log(`compiling: ${build()} files → ${rel(BUILD)}`);
+  const loadBefore = os.loadavg();
+  log(`load average before: ${loadBefore.map((x) => x.toFixed(2)).join(' ')}`);
+  const startedAt = new Date().toISOString();
+  if (args.mode === 'instructions') return countMode(args);
+  if (args.mode === 'soak') return soakMode(args, startedAt, loadBefore);
+  return loadMode(args, args.mode, startedAt, loadBefore);
 }
 
 main().catch((e: unknown) => {

@@ -1,5 +1,5 @@
 /**
- * A reference, not one of the issue's seven servers: bare node:http's handler (server 1) mounted in Express 5 as
+ * A reference, not a competitor: bare node:http's handler (server 1) mounted in Express 5 as
  * one layer, `app.use('/mcp', handler)`, the way mcpware's `compose()` is mounted in the full stack in Express.
  * What Express itself costs a mounted handler that does nothing but answer: the most any stack mounted in Express
  * can reach on this machine, so the report can say which Express targets the machine allows.

@@ -1,7 +1,7 @@
 /**
  * Server 5: the mcpware full stack inside Express 5, mounted as the README recommends: one router layer,
- * `app.use('/mcp', compose([...]))`. `BENCH_EXPRESS_MOUNT=layers`: one router layer per middleware,
- * `app.use('/mcp', ...middlewares)` (what runs before 2026-11-30 measured).
+ * `app.use('/mcp', compose([...]))`. `BENCH_EXPRESS_MOUNT=layers` mounts one router layer per middleware,
+ * `app.use('/mcp', ...middlewares)`, to compare the two.
  */
 import express from 'express';
 import http from 'node:http';

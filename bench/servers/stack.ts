@@ -63,9 +63,9 @@ function dispatcher(tools: ToolRegistry): Middleware {
 
 /**
  * Options of the audit file's fs.WriteStream: a 1 MiB highWaterMark (`BENCH_AUDIT_HWM=<bytes>` to change it;
- * 16384 is winston's default). With winston's default 16 KiB the file cannot keep up with a saturated event
- * loop: each round trip to the file takes at most ~16 KiB (~18 records) while a loop turn answers up to 32
- * requests, so the audit logger's stream buffers grow without bound (bench/NOTES.md has the numbers).
+ * 16384 is winston's default). With winston's default the file cannot keep up with a saturated event loop: a
+ * round trip to the file takes one highWaterMark of lines, fewer than a loop turn's answers, so the audit
+ * logger's stream buffers grow without bound (bench/README.md).
  */
 function fileStreamOptions(): { options: { flags: string; highWaterMark: number } } {
   const hwm = Number(process.env.BENCH_AUDIT_HWM ?? 1024 * 1024);
@@ -105,8 +105,8 @@ export function fullStack(name: string, outDir: string): Stack {
     format: auditJsonFormat(),
     transports: [auditTransport(auditFile)],
   });
-  // BENCH_AUDIT_TRANSPORT=raw: no winston at all, one JSON line per record on a WriteStream: what winston's
-  // pipeline costs (bench/NOTES.md). Not a configuration the benchmark's results use.
+  // BENCH_AUDIT_TRANSPORT=raw: no winston at all, one JSON line per record on a WriteStream, to see what winston's
+  // pipeline costs (the ablation's `audit-to-raw` variant). Not a configuration the benchmark's results use.
   const rawStream =
     process.env.BENCH_AUDIT_TRANSPORT === 'raw'
       ? fs.createWriteStream(auditFile, fileStreamOptions().options)

@@ -49,7 +49,7 @@ const CASES = SERVERS.flatMap((spec) =>
 );
 
 describe('every benchmark server answers every workload it supports', () => {
-  test('the list covers the seven servers of the issue, the Express ceiling and the heap-capped variant', () => {
+  test('the list covers the seven compared servers, the Express ceiling and the heap-capped variant', () => {
     expect(SERVERS.map((s) => s.id)).toEqual([
       'bare',
       'express',

@@ -1,8 +1,8 @@
 /**
  * The in-process harness (bench/inproc.ts) behind `npm run bench -- --instructions`: it must load a server the
  * way a server with IN_FLIGHT connections is loaded, at most one request per connection per turn of the event
- * loop. When it ran ~1,000 requests in a turn, the audit logger (corked for a turn) held ~1,000 records and the
- * counts included old-generation collections no real server does. No timing is asserted.
+ * loop. With longer turns the audit logger (corked for a turn) would hold more records than a real server's
+ * turn, and the counts would include old-generation collections no real server does. No timing is asserted.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { drive, IN_FLIGHT } from '../inproc';

@@ -1,8 +1,12 @@
 /**
- * bench/report.ts turns a run's JSON into bench/RESULTS.md: the targets' ratios and verdicts must be the ones the
- * numbers give (ratio of the median req/s, per-repetition range, `met` only at or above the target), and so must
- * the memory verdicts (peak RSS ≤ 100 MB; flat = the last 10 s at most 5 MB above the first 10 s).
+ * bench/report.ts turns a run's JSON into bench/results/RESULTS.md: the targets' ratios and verdicts must be the
+ * ones the numbers give (ratio of the median req/s, per-repetition range, `met` only at or above the target), and
+ * so must the memory verdicts (peak RSS ≤ 100 MB; flat = the last 10 s at most 5 MB above the first 10 s). The
+ * file holds generated results only.
  */
+import fs from 'node:fs';
+import path from 'node:path';
+import { RESULTS_FILE, ROOT } from '../build';
 import { renderResults, type Results, type SoakResults } from '../report';
 import type { LoadResult } from '../load';
 
@@ -205,5 +209,42 @@ describe('bench report: soak flatness', () => {
     const line = md.split('\n').find((l) => l.startsWith('| mcpware-node | 5,000'));
     expect(line).toContain('| 0 → 0 | 93 → 93 |');
     expect(line).toContain('| 4.0 / 12.0 MB → 16.0 / 12.5 MB |');
+  });
+});
+
+describe('bench report: generated results only', () => {
+  /** The sections the renderer writes, in its order (the run's connection counts give the per-count ones). */
+  const SECTIONS = [
+    /^## Machine$/,
+    /^## Targets \(\d+ connections, ratios of median req\/s from this run\)$/,
+    /^## \d+ connections?$/,
+    /^## Answers checked, and memory$/,
+    /^## Micro-benchmarks$/,
+    /^## Soak: RSS across \d+ s$/,
+    /^## Instructions per request \(valgrind\)$/,
+    /^## How the servers are built$/,
+  ];
+  const headings = (md: string): string[] => md.split('\n').filter((l) => l.startsWith('## '));
+
+  test('the report is the generated sections and nothing after them', () => {
+    const md = renderResults(results({ bare: [1], 'mcpware-node': [1] }));
+    expect(headings(md)).toEqual([
+      '## Machine',
+      '## Targets (32 connections, ratios of median req/s from this run)',
+      '## 32 connections',
+      '## Answers checked, and memory',
+      '## How the servers are built',
+    ]);
+    expect(md).not.toContain('NOTES.md');
+    expect(md.endsWith('Minimal: parse, classifyRevision, dispatch.\n')).toBe(true);
+  });
+
+  test('the committed RESULTS.md is where the runner writes, and holds only sections the renderer makes', () => {
+    expect(path.relative(ROOT, RESULTS_FILE)).toBe(path.join('bench', 'results', 'RESULTS.md'));
+    const md = fs.readFileSync(RESULTS_FILE, 'utf8');
+    expect(md.startsWith('# Benchmark results\n')).toBe(true);
+    const unknown = headings(md).filter((h) => !SECTIONS.some((re) => re.test(h)));
+    expect(unknown).toEqual([]);
+    expect(md).not.toMatch(/^#{3,} /m);
   });
 });
