@@ -37,7 +37,7 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     serverInfo: config.serverInfo,
   });
   const inputs = createInputBroker({ timeoutMs: config.inputTimeoutMs, maxRounds: config.maxInputRounds });
-  const d: Dispatcher = {
+  const dispatcher: Dispatcher = {
     config,
     states: createStateCodec({ keys: config.stateKeys, ttlMs: config.stateTtlMs }),
     builtins: createBuiltins(config),
@@ -51,11 +51,11 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     const now = parsedNow(req);
     if (now === undefined) {
       return ensureParsed(req, res, DISPATCH, config.body).then((mcp) =>
-        mcp ? route(d, req, res, mcp) : undefined,
+        mcp ? route(dispatcher, req, res, mcp) : undefined,
       );
     }
     const mcp = admitParsed(req, res, now, DISPATCH);
-    if (mcp) return route(d, req, res, mcp);
+    if (mcp) return route(dispatcher, req, res, mcp);
   }
 
   const middleware = function mcpDispatch(

@@ -159,10 +159,10 @@ export function handedBackState(
   codec: StateCodec,
   scope: RoundScope,
   original: JsonObject,
-  ir: InputRequiredResult,
+  asked: InputRequiredResult,
 ): unknown {
-  if (ir.requestState === undefined) return undefined;
-  const v = codec.verify(ir.requestState, bindingOf(scope, original));
+  if (asked.requestState === undefined) return undefined;
+  const v = codec.verify(asked.requestState, bindingOf(scope, original));
   if (!v.ok) {
     throw new Error(`${scope.method}: the handler returned a requestState not made by ctx.inputRequired()`);
   }

@@ -56,6 +56,8 @@ const LISTEN = routeKey('subscriptions/listen');
 
 type Views = ReturnType<typeof toolViewsOf>;
 
+const isObj = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
+
 /** What one request's rounds share. */
 interface Target {
   readonly call: Call;
@@ -66,14 +68,14 @@ interface Target {
 
 /** Route one parsed message. */
 export function route(
-  d: Dispatcher,
+  dispatcher: Dispatcher,
   req: IncomingMessage,
   res: ServerResponse,
   mcp: McpRequest,
 ): void | Promise<void> {
-  const { config } = d;
-  const cls = classifyOnce(req, mcp, config);
-  if (!cls.ok) return sendRefusal(req, res, cls, DISPATCH);
+  const { config } = dispatcher;
+  const revision = classifyOnce(req, mcp, config);
+  if (!revision.ok) return sendRefusal(req, res, revision, DISPATCH);
   switch (mcp.kind) {
     case 'response':
     case 'error': {
@@ -84,37 +86,37 @@ export function route(
       }
       localsOf(req).response = {};
       writeAnswer(res, 202, undefined, versionHeader(config, mcp, undefined));
-      return d.inputs.deliver(req, mcp);
+      return dispatcher.inputs.deliver(req, mcp);
     }
     case 'notification':
-      return handleNotification(d, req, res, mcp, cls.era);
+      return handleNotification(dispatcher, req, res, mcp, revision.era);
     case 'request':
-      return handleRequest(d, req, res, mcp, cls.era);
+      return handleRequest(dispatcher, req, res, mcp, revision.era);
   }
 }
 
 /** 202 at once; then the `notifications.<member>` handler, if there is one. */
 async function handleNotification(
-  d: Dispatcher,
+  dispatcher: Dispatcher,
   req: IncomingMessage,
   res: ServerResponse,
   mcp: McpRequest,
   era: Era,
 ): Promise<void> {
   localsOf(req).response = {};
-  writeAnswer(res, 202, undefined, versionHeader(d.config, mcp, undefined));
+  writeAnswer(res, 202, undefined, versionHeader(dispatcher.config, mcp, undefined));
   const method = mcp.method ?? '';
   if (!isRoutableMethod(method)) return;
   const [ns, member] = routeOf(method);
   if (ns !== 'notifications') return;
-  const bound = d.config.routes.get(ns, member);
+  const bound = dispatcher.config.routes.get(ns, member);
   if (!bound) return;
   try {
-    const call = openCall(new Reply(d.config, req, res, mcp, era));
+    const call = openCall(new Reply(dispatcher.config, req, res, mcp, era));
     const params = mcp.params ?? {};
-    await bound.fn.call(bound.self, params, new HandlerContext(d, call, { params }));
+    await bound.fn.call(bound.self, params, new HandlerContext(dispatcher, call, { params }));
   } catch (err) {
-    log(d.config.logger, 'error', `dispatch: notification handler for ${clip(method)} failed`, {
+    log(dispatcher.config.logger, 'error', `dispatch: notification handler for ${clip(method)} failed`, {
       method: clip(method),
       error: errorMeta(err),
     });
@@ -122,7 +124,7 @@ async function handleNotification(
 }
 
 /** The handler of a request, or the error it is answered with when it has none. */
-function resolveTarget(d: Dispatcher, reply: Reply): Bound | RpcError | 'listen' {
+function resolveTarget(dispatcher: Dispatcher, reply: Reply): Bound | RpcError | 'listen' {
   const { mcp, era } = reply;
   const method = mcp.method!;
   if (!isRoutableMethod(method)) return methodNotFound(method, era);
@@ -135,37 +137,41 @@ function resolveTarget(d: Dispatcher, reply: Reply): Bound | RpcError | 'listen'
     return era === 'modern' ? 'listen' : methodNotFound(method, era);
   }
   const cap = requiredCapability(method);
-  if (cap !== undefined && !hasCapability(d.config.capabilities, cap)) {
+  if (cap !== undefined && !hasCapability(dispatcher.config.capabilities, cap)) {
     return methodNotFound(method, era, `Server does not support the ${cap} capability`);
   }
   // logging/setLevel and resources/(un)subscribe are legacy methods of their capabilities (gated above); the
   // built-in ping and initialize are legacy-only (removed methods were refused above for modern requests).
-  return d.config.routes.get(ns, member) ?? d.builtins.get(ns, member) ?? methodNotFound(method, era);
+  return (
+    dispatcher.config.routes.get(ns, member) ??
+    dispatcher.builtins.get(ns, member) ??
+    methodNotFound(method, era)
+  );
 }
 
 function handleRequest(
-  d: Dispatcher,
+  dispatcher: Dispatcher,
   req: IncomingMessage,
   res: ServerResponse,
   mcp: McpRequest,
   era: Era,
 ): void | Promise<void> {
-  const { config } = d;
+  const { config } = dispatcher;
   if (era === 'legacy' && config.legacyVersions.length === 0) {
     // A modern-only server names what it speaks, as 2026-07-28 asks of an answer to `initialize`.
     const requested =
       typeof mcp.params?.protocolVersion === 'string'
         ? mcp.params.protocolVersion
         : (mcp.headers.protocolVersion ?? '');
-    const r = refusal('unsupported_protocol_version', {
+    const refused = refusal('unsupported_protocol_version', {
       message: 'This server speaks only the modern protocol revisions',
       data: { supported: [...config.modernVersions], requested },
     });
-    return sendRefusal(req, res, r, DISPATCH);
+    return sendRefusal(req, res, refused, DISPATCH);
   }
   const reply = new Reply(config, req, res, mcp, era);
-  const handler = resolveTarget(d, reply);
-  if (handler === 'listen') return d.listen.serve(reply, mcp.params ?? {});
+  const handler = resolveTarget(dispatcher, reply);
+  if (handler === 'listen') return dispatcher.listen.serve(reply, mcp.params ?? {});
   if (!('fn' in handler)) return sendRpcError(reply, handler, config.logger);
 
   const key = routeKey(mcp.method!);
@@ -178,25 +184,25 @@ function handleRequest(
   const original: JsonObject = mcp.params ?? {};
   let value: unknown;
   try {
-    value = invoke(d, target, original);
+    value = invoke(dispatcher, target, original);
   } catch (err) {
-    return failed(d, target.call, err);
+    return failed(dispatcher, target.call, err);
   }
   // A plain result with no tool filter to apply is answered in this turn.
   // see docs/performance.md#synchronous-answers
   if (!isThenable(value) && !isInputRequiredResult(value) && views.length === 0) {
-    return settle(d, target, value);
+    return settle(dispatcher, target, value);
   }
-  return runRounds(d, target, original, value);
+  return runRounds(dispatcher, target, original, value);
 }
 
 /**
  * One round of a request: its MRTR members are read from the params (client retries) or given (legacy rounds),
  * the tool name is resolved through the request's tool filter views, and the handler is called.
  */
-function invoke(d: Dispatcher, t: Target, params: JsonObject, given?: RoundInput): unknown {
-  const round = given ?? readRound(d.states, t.call, params, d.config.logger);
-  const ctx = new HandlerContext(d, t.call, round);
+function invoke(dispatcher: Dispatcher, t: Target, params: JsonObject, given?: RoundInput): unknown {
+  const round = given ?? readRound(dispatcher.states, t.call, params, dispatcher.config.logger);
+  const ctx = new HandlerContext(dispatcher, t.call, round);
   if (t.views.length > 0 && t.key === TOOLS_CALL) {
     const name = params.name;
     const actual = typeof name === 'string' ? resolveThrough(name, t.views) : undefined;
@@ -213,21 +219,26 @@ function invoke(d: Dispatcher, t: Target, params: JsonObject, given?: RoundInput
  * with real server-to-client requests (the same handler, called again with the answers); apply the tool filter
  * to a tools/list result; then answer.
  */
-async function runRounds(d: Dispatcher, t: Target, original: JsonObject, first: unknown): Promise<void> {
+async function runRounds(
+  dispatcher: Dispatcher,
+  t: Target,
+  original: JsonObject,
+  first: unknown,
+): Promise<void> {
   const { call } = t;
   let value: unknown;
   try {
     value = await first;
     for (let round = 1; isInputRequiredResult(value); round++) {
-      const ir = checkedInputRequired(value, call);
+      const asked = checkedInputRequired(value, call);
       if (call.era !== 'legacy') break;
-      const state = handedBackState(d.states, call, original, ir);
-      const answers = await d.inputs.ask(call, ir, round);
+      const state = handedBackState(dispatcher.states, call, original, asked);
+      const answers = await dispatcher.inputs.ask(call, asked, round);
       const params: JsonObject = { ...original, inputResponses: answers };
-      if (ir.requestState !== undefined) params.requestState = ir.requestState;
+      if (asked.requestState !== undefined) params.requestState = asked.requestState;
       const given: RoundInput = { params, inputResponses: Object.freeze(answers) };
       if (state !== undefined) given.requestState = state;
-      value = await invoke(d, t, params, given);
+      value = await invoke(dispatcher, t, params, given);
     }
     if (t.views.length > 0 && t.key === TOOLS_LIST && isObj(value) && Array.isArray(value.tools)) {
       const tools = exposeList(value.tools, t.views);
@@ -238,42 +249,40 @@ async function runRounds(d: Dispatcher, t: Target, original: JsonObject, first: 
       value = { ...value, tools };
     }
   } catch (err) {
-    return failed(d, call, err);
+    return failed(dispatcher, call, err);
   }
-  return settle(d, t, value);
+  return settle(dispatcher, t, value);
 }
 
-const isObj = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
-
 /** A result through the outbound transforms, then answered. */
-function settle(d: Dispatcher, t: Target, value: unknown): void | Promise<void> {
+function settle(dispatcher: Dispatcher, t: Target, value: unknown): void | Promise<void> {
   let out: unknown;
   try {
     out = applyOutbound(t.call.reply.locals, value, t.call.method, 'result');
   } catch (err) {
-    return failed(d, t.call, err);
+    return failed(dispatcher, t.call, err);
   }
-  if (!isThenable(out)) return answer(d, t, out);
+  if (!isThenable(out)) return answer(dispatcher, t, out);
   return Promise.resolve(out).then(
-    (v) => answer(d, t, v),
-    (err: unknown) => failed(d, t.call, err),
+    (v) => answer(dispatcher, t, v),
+    (err: unknown) => failed(dispatcher, t.call, err),
   );
 }
 
 /** A handler's failure: nothing more for a cancelled call, else the error answer. */
-function failed(d: Dispatcher, call: Call, err: unknown): void | Promise<void> {
+function failed(dispatcher: Dispatcher, call: Call, err: unknown): void | Promise<void> {
   if (call.ac.aborted) {
     call.reply.locals.response = { resultType: 'cancelled' };
     return;
   }
-  return sendThrown(call.reply, err, d.config.logger);
+  return sendThrown(call.reply, err, dispatcher.config.logger);
 }
 
 /** Encode and write a handler's (transformed) result. */
-function answer(d: Dispatcher, t: Target, value: unknown): void | Promise<void> {
+function answer(dispatcher: Dispatcher, t: Target, value: unknown): void | Promise<void> {
   const { reply } = t.call;
   const { mcp, era, locals } = reply;
-  const { config } = d;
+  const { config } = dispatcher;
   const method = t.call.method;
   if (t.call.ac.aborted) {
     locals.response = { resultType: 'cancelled' };
