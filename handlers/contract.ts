@@ -1,14 +1,14 @@
 /**
  * The contract between the dispatcher and the handler objects it calls. A handler object groups the methods of
  * one namespace: `tools/list` → `handlers.tools.list(params, ctx)`, `resources/templates/list` →
- * `handlers.resources.templatesList(params, ctx)` (see lib/fold.ts).
+ * `handlers.resources.templatesList(params, ctx)` (see lib/routing.ts).
  */
 import type { IncomingMessage } from 'node:http';
 import type { Era, RequestId } from '../lib/errors.js';
 import type { JsonObject } from '../lib/jsonrpc.js';
 import type { LogLevel } from '../lib/meta.js';
 import type { InputRequest, InputRequiredResult } from '../lib/mrtr.js';
-import type { CacheHint, Implementation } from '../lib/results.js';
+import type { CacheHint, Implementation } from '../lib/encode.js';
 import type { Logger, Principal, RequestLocals } from '../middleware/types.js';
 
 /** Cache hints for cacheable modern results (`ttlMs` ≥ 0, `cacheScope`). */
@@ -110,14 +110,6 @@ export type HandlerObject = object;
 
 /** Where a handler object lists its callable members (see {@link HandlerObject}). */
 export const HANDLER_METHODS: unique symbol = Symbol.for('mcpware.handlerMethods');
-
-/**
- * Optional, on a handler object: `obj[HANDLER_FAST](member)` may return a function that behaves exactly like
- * `obj[member]` except that it answers synchronously when every step is synchronous (it returns the value, or
- * throws, where `obj[member]` would return a settled promise). The dispatcher asks once per member when it is
- * built and prefers the fast one: no promise per request. A ToolRegistry offers it for `list` and `call`.
- */
-export const HANDLER_FAST: unique symbol = Symbol.for('mcpware.handlerFast');
 
 /**
  * The `handlers` option of `dispatch()`: namespace → handler object (`tools`, `resources`, `prompts`,

@@ -5,13 +5,29 @@ export * from './errors.js';
 export * from './revisions.js';
 export * from './meta.js';
 export * from './sentinel.js';
-export * from './fold.js';
 export * from './jsonrpc.js';
 export * from './classify.js';
 export * from './headers.js';
 export * from './xmcpheader.js';
 export * from './request.js';
-export * from './results.js';
+export * from './routing.js';
+// Everything but encodedOnce and deepFreeze (internal to the tool registry).
+export {
+  DEFAULT_CACHE_HINT,
+  LEGACY_RESOURCE_NOT_FOUND,
+  statusForCode,
+  sendableCode,
+  encodeResult,
+  encodeResultText,
+} from './encode.js';
+export type {
+  CacheHint,
+  Implementation,
+  EncodeInput,
+  EncodeFailure,
+  EncodeResult,
+  EncodeTextResult,
+} from './encode.js';
 export * from './mrtr.js';
 export * from './cursor.js';
 export * from './render.js';

@@ -18,7 +18,7 @@ import {
   toResourceContents,
 } from '../../lib/content.js';
 import { type InputRequiredResult, isInputRequiredResult } from '../../lib/mrtr.js';
-import { LEGACY_RESOURCE_NOT_FOUND } from '../../lib/results.js';
+import { LEGACY_RESOURCE_NOT_FOUND } from '../../lib/encode.js';
 import { type ParsedTemplate, matchTemplate, parseTemplate } from '../../lib/uritemplate.js';
 import { CHANGES, type ChangeFeed, isChangeFeed } from '../changes/index.js';
 import type { CacheHint, CallContext } from '../contract.js';

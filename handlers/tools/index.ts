@@ -13,7 +13,7 @@
  */
 import Ajv2020 from 'ajv/dist/2020.js';
 import type { IncomingMessage } from 'node:http';
-import { deepFreeze, encodedOnce } from '../../lib/encoded.js';
+import { deepFreeze, encodedOnce } from '../../lib/encode.js';
 import { type Era, ErrorCode, McpError } from '../../lib/errors.js';
 import type { JsonObject } from '../../lib/jsonrpc.js';
 import { type InputRequiredResult, isInputRequiredResult } from '../../lib/mrtr.js';
@@ -24,7 +24,7 @@ import {
 } from '../../lib/xmcpheader.js';
 import { CHANGES, ChangeFeed } from '../changes/index.js';
 import { pageOrThrow } from '../shared.js';
-import { type CallContext, HANDLER_FAST, HANDLER_METHODS, type HandlerMethod } from '../contract.js';
+import { type CallContext, HANDLER_METHODS } from '../contract.js';
 import { stderrLogger } from '../../middleware/internal/respond.js';
 import {
   TOOL_VIEWS_APPLIED,
@@ -312,7 +312,7 @@ export class ToolRegistry {
   readonly #entries = new Map<string, Entry>();
   /** How many registered tools have describe() (per-caller definitions). */
   #dynamic = 0;
-  /** The whole tool list per revision while every tool is static: serialized once (lib/encoded.ts). */
+  /** The whole tool list per revision while every tool is static: made once (lib/encode.ts encodedOnce). */
   #lists: Partial<Record<Era, ToolList>> = {};
   readonly #compiler: SchemaCompiler;
   readonly #pageSize: number;
@@ -449,11 +449,6 @@ export class ToolRegistry {
     return expose(described as (ToolDefinition | undefined)[], views);
   }
 
-  /** `tools/list`. */
-  async list(params: JsonObject, ctx: CallContext): Promise<ToolList> {
-    return this.#page(await this.#visible(ctx), params);
-  }
-
   #page(visible: ToolDefinition[], params: JsonObject): ToolList {
     const page = pageOrThrow('tools', visible, (t) => t.name, params ?? {}, this.#pageSize);
     return page.nextCursor === undefined
@@ -461,8 +456,8 @@ export class ToolRegistry {
       : { tools: page.page, nextCursor: page.nextCursor };
   }
 
-  /** list() for the dispatcher: synchronous when no tool has describe(). */
-  #listNow(params: JsonObject, ctx: CallContext): ToolList | Promise<ToolList> {
+  /** `tools/list`: synchronous when no tool has describe(). */
+  list(params: JsonObject, ctx: CallContext): ToolList | Promise<ToolList> {
     const whole = this.#wholeList(params, ctx);
     if (whole !== undefined) return whole;
     const visible = this.#visible(ctx);
@@ -474,7 +469,7 @@ export class ToolRegistry {
   /**
    * The whole list, the same object for every request of a revision, when the answer cannot depend on the
    * caller or the request: every tool static, no tool filter views, the first page holding every tool. It is
-   * what `#page(#visible())` gives, as an `encodedOnce()` copy: serialized once, frozen, written from its text.
+   * what `#page(#visible())` gives, as an `encodedOnce()` copy: made once and frozen.
    */
   #wholeList(params: JsonObject, ctx: CallContext): ToolList | undefined {
     if (this.#dynamic > 0) return undefined;
@@ -492,23 +487,8 @@ export class ToolRegistry {
     return list;
   }
 
-  /**
-   * The dispatcher's synchronous variants (see HANDLER_FAST), offered only while `call` and `list` are this
-   * class's own: a subclass that overrides one keeps its override on the request path.
-   */
-  [HANDLER_FAST](member: string): HandlerMethod | undefined {
-    if (member === 'call' && this.call === ToolRegistry.prototype.call)
-      return (params, ctx) => this.#callNow(params, ctx);
-    if (member === 'list' && this.list === ToolRegistry.prototype.list)
-      return (params, ctx) => this.#listNow(params, ctx);
-    return undefined;
-  }
-
-  /**
-   * `tools/call`. When the tool asked for input (`ctx.inputRequired(…)`), the value is that InputRequiredResult
-   * (tell them apart with `isInputRequiredResult`); the declared type stays the common case.
-   */
-  async call(params: JsonObject, ctx: CallContext): Promise<CallToolResult> {
+  /** call() when a step may wait: a dynamic or unknown tool, or before/after hooks. */
+  async #callAsync(params: JsonObject, ctx: CallContext): Promise<CallToolResult> {
     const p = params ?? {};
     const args = callArguments(p);
     const name = p.name as string;
@@ -583,18 +563,18 @@ export class ToolRegistry {
   }
 
   /**
-   * call() for the dispatcher: the same checks, results and errors, answered synchronously when the tool is
-   * static (no describe()), its result is not a promise and there are no before/after hooks; anything else takes
-   * call() itself. Errors are thrown rather than returned as rejected promises (the dispatcher handles both alike).
+   * `tools/call`: synchronous when the tool is static (no describe()), its result is not a promise and there are
+   * no before/after hooks. When the tool asked for input (`ctx.inputRequired(…)`), the value is that
+   * InputRequiredResult (tell them apart with `isInputRequiredResult`); the declared type stays the common case.
    */
-  #callNow(params: JsonObject, ctx: CallContext): CallToolResult | Promise<CallToolResult> {
-    if (this.#before !== undefined || this.#after !== undefined) return this.call(params, ctx);
+  call(params: JsonObject, ctx: CallContext): CallToolResult | Promise<CallToolResult> {
+    if (this.#before !== undefined || this.#after !== undefined) return this.#callAsync(params, ctx);
     const p = params ?? {};
     const args = callArguments(p);
     const actual = resolveThrough(p.name as string, toolViewsOf(ctx.locals));
     const entry = actual === undefined ? undefined : this.#entries.get(actual);
     // Unknown, hidden or dynamic tools: the general path (its unknown-tool answer lists what this caller sees).
-    if (!entry || entry.tool.describe !== undefined) return this.call(params, ctx);
+    if (!entry || entry.tool.describe !== undefined) return this.#callAsync(params, ctx);
     if (entry.validateInput(args) !== true) return invalidArguments(entry.validateInput.errors);
     const called = entry.tool.call(args, ctx);
     if (isThenable(called)) return Promise.resolve(called).then((r) => this.#settle(entry, r, ctx));

@@ -88,6 +88,17 @@ describe('dispatch() options', () => {
     expect(build).toThrow(message);
   });
 
+  test.each([
+    ['maxListenStream', 'maxListenStreams'],
+    ['requestStateKeys', 'requestStateKey'],
+    ['serverinfo', 'serverInfo'],
+    ['handler', 'handlers'],
+  ])('a misspelt option (%s) is refused, naming %s', (wrong, right) => {
+    const build = make({ [wrong]: 1 });
+    expect(build).toThrow(TypeError);
+    expect(build).toThrow(new RegExp(`^dispatch: unknown option "${wrong}"; did you mean "${right}"\\?`));
+  });
+
   test('capabilities given explicitly may leave out handlers that exist (they are then not answered)', () => {
     expect(typeof make({ capabilities: {} })()).toBe('function');
   });

@@ -1,10 +1,10 @@
 /**
  * encodeResult and encodeResultText: the text form must be byte for byte what stringifying the object form
- * gives, with and without the pre-encoded serverInfo, for every shape a handler can return (its own `_meta`,
- * cache hints, `resultType`, tool errors, odd keys and values), and both must refuse the same results.
+ * gives, for every shape a handler can return (its own `_meta`, cache hints, `resultType`, tool errors, odd keys
+ * and values), and both must refuse the same results.
  */
 import fc from 'fast-check';
-import { type EncodeInput, encodeResult, encodeResultText } from '../../lib/results';
+import { type EncodeInput, encodeResult, encodeResultText } from '../../lib/encode';
 
 const SERVER_INFO = Object.freeze({
   name: 'srv "quoted" ✓',
@@ -14,15 +14,14 @@ const SERVER_INFO = Object.freeze({
 const SERVER_INFO_JSON = JSON.stringify(SERVER_INFO);
 const SI = 'io.modelcontextprotocol/serverInfo';
 
-function both(value: unknown, input: EncodeInput): { object: string; text: string; bare: string } {
+function both(value: unknown, input: EncodeInput): { object: string; text: string } {
   const o = encodeResult(structuredClone(value), input);
-  const t = encodeResultText(structuredClone(value), { ...input, serverInfoJson: SERVER_INFO_JSON });
-  const b = encodeResultText(structuredClone(value), input);
+  const t = encodeResultText(structuredClone(value), input);
   const show = (r: typeof t | typeof o): string =>
     r.ok
       ? ('text' in r ? r.text : JSON.stringify(r.result)) + ` ${r.resultType}`
       : `${r.reason}: ${r.message}`;
-  return { object: show(o), text: show(t), bare: show(b) };
+  return { object: show(o), text: show(t) };
 }
 
 const methods = ['tools/call', 'tools/list', 'resources/read', 'prompts/get', 'ping'] as const;
@@ -43,13 +42,12 @@ describe('encodeResultText', () => {
   ] as const)('%s %s %j: the same bytes as the object form', (era, method, value) => {
     const r = both(value, { era, method, serverInfo: SERVER_INFO });
     expect(r.text).toBe(r.object);
-    expect(r.bare).toBe(r.object);
   });
 
-  test('a modern result without _meta gets the server info spliced in as text', () => {
+  test('a modern result without _meta gets the server info in a _meta of its own, last', () => {
     const r = encodeResultText(
       { content: [{ type: 'text', text: 'x' }], isError: true },
-      { era: 'modern', method: 'tools/call', serverInfo: SERVER_INFO, serverInfoJson: SERVER_INFO_JSON },
+      { era: 'modern', method: 'tools/call', serverInfo: SERVER_INFO },
     );
     expect(r).toEqual({
       ok: true,
@@ -60,17 +58,17 @@ describe('encodeResultText', () => {
     expect(JSON.parse((r as { text: string }).text)._meta[SI]).toEqual(SERVER_INFO);
   });
 
-  test('a result with its own toJSON is serialized as JSON.stringify would, never spliced', () => {
+  test('a result with its own toJSON is serialized as JSON.stringify would', () => {
     const value = () => ({ content: [], toJSON: () => ({ replaced: true }) });
     const input = { era: 'modern' as const, method: 'tools/call', serverInfo: SERVER_INFO };
     const object = encodeResult(value(), input);
-    const text = encodeResultText(value(), { ...input, serverInfoJson: SERVER_INFO_JSON });
+    const text = encodeResultText(value(), input);
     expect(object.ok && text.ok).toBe(true);
     expect((text as { text: string }).text).toBe(JSON.stringify((object as { result: unknown }).result));
     expect((text as { text: string }).text).toBe('{"replaced":true}');
   });
 
-  test('results that are not plain handler objects take the general path and still give the object form’s bytes', () => {
+  test('results that are not plain handler objects give the object form’s bytes', () => {
     class WithToJSON {
       content = [];
       toJSON(): unknown {
@@ -97,14 +95,12 @@ describe('encodeResultText', () => {
           const input = { era, method, serverInfo: SERVER_INFO };
           const object = encodeResult(value(), input);
           const isError = object.ok && object.result.isError === true;
-          for (const serverInfoJson of [SERVER_INFO_JSON, undefined]) {
-            const text = encodeResultText(value(), { ...input, serverInfoJson });
-            expect(text).toEqual(
-              object.ok
-                ? { ok: true, text: JSON.stringify(object.result), resultType: object.resultType, isError }
-                : object,
-            );
-          }
+          const text = encodeResultText(value(), input);
+          expect(text).toEqual(
+            object.ok
+              ? { ok: true, text: JSON.stringify(object.result), resultType: object.resultType, isError }
+              : object,
+          );
         }
       }
     }
@@ -116,7 +112,7 @@ describe('encodeResultText', () => {
     ] as unknown as EncodeInput['cache'][]) {
       const input = { era: 'modern' as const, method: 'tools/list', serverInfo: SERVER_INFO, cache };
       const object = encodeResult({ tools: [] }, input);
-      const text = encodeResultText({ tools: [] }, { ...input, serverInfoJson: SERVER_INFO_JSON });
+      const text = encodeResultText({ tools: [] }, input);
       expect((text as { text: string }).text).toBe(JSON.stringify((object as { result: unknown }).result));
     }
     // The cases above do reach the forms they name.
@@ -124,7 +120,7 @@ describe('encodeResultText', () => {
       (
         encodeResultText(
           { 0: 'a', content: [] },
-          { era: 'modern', method: 'tools/call', serverInfo: SERVER_INFO, serverInfoJson: SERVER_INFO_JSON },
+          { era: 'modern', method: 'tools/call', serverInfo: SERVER_INFO },
         ) as { text: string }
       ).text,
     ).toMatch(/^\{"0":"a","resultType":"complete",/);
@@ -151,9 +147,7 @@ describe('encodeResultText', () => {
       expect(r.text).toMatch(/^(not_an_object|bad_result_type|bad_cache_hint): /);
     }
     const input = { era: 'modern' as const, method: 'tools/call', serverInfo: SERVER_INFO };
-    expect(() =>
-      encodeResultText({ content: [], n: 1n }, { ...input, serverInfoJson: SERVER_INFO_JSON }),
-    ).toThrow(TypeError);
+    expect(() => encodeResultText({ content: [], n: 1n }, input)).toThrow(TypeError);
     const cyclic: Record<string, unknown> = { content: [] };
     cyclic.self = cyclic;
     expect(() => encodeResultText(cyclic, input)).toThrow(TypeError);
@@ -183,8 +177,7 @@ describe('encodeResultText', () => {
         (value, era, method) => {
           const r = both(value, { era, method, serverInfo: SERVER_INFO });
           expect(r.text).toBe(r.object);
-          expect(r.bare).toBe(r.object);
-          if (r.text.startsWith('{')) texts++;
+                if (r.text.startsWith('{')) texts++;
         },
       ),
       { numRuns: 3000 },

@@ -1,0 +1,216 @@
+/**
+ * Encoding answers for the wire: a handler's result per era (`resultType`, cache hints, the server's `_meta`), the
+ * code an error is sent with and the HTTP status it travels with. Pure: no I/O; the dispatcher writes what these
+ * functions return.
+ *
+ * @see docs/middleware/dispatch.md
+ */
+import { type Era, ErrorCode } from './errors.js';
+import { META } from './meta.js';
+import { INPUT_REQUIRED_METHODS, isCacheable, routeKey } from './routing.js';
+
+/** `ttlMs`/`cacheScope` of a cacheable result (MCP 2026-07-28 `CacheableResult`). */
+export interface CacheHint {
+  /** Milliseconds the result stays fresh; an integer ≥ 0 (0 = immediately stale). */
+  ttlMs: number;
+  /** `public`: no caller-specific data, shareable; `private`: same authorization context only. */
+  cacheScope: 'public' | 'private';
+}
+
+/** What a result is when nothing else was configured: immediately stale, caller-private. */
+export const DEFAULT_CACHE_HINT: Readonly<CacheHint> = Object.freeze({ ttlMs: 0, cacheScope: 'private' });
+
+/** `Implementation`: who the server is. */
+export interface Implementation {
+  name: string;
+  version: string;
+  title?: string;
+  description?: string;
+  websiteUrl?: string;
+  icons?: unknown[];
+  [key: string]: unknown;
+}
+
+/**
+ * The HTTP status an error code travels with.
+ * - -32601: 404 in the modern era (MUST), 200 in the legacy era (a legacy answer never looks modern).
+ * - -32700, -32600 and the MCP header/capability/version codes (-32020, -32021, -32022): 400.
+ * - The application codes 401, 403, 429 and 503: that status.
+ * - Everything else (-32602 unknown tool/cursor/resource, -32603, application codes): 200, in-band, as the
+ *   reference SDK does; the spec leaves handler errors' status open.
+ */
+export function statusForCode(code: number, era: Era): number {
+  switch (code) {
+    case ErrorCode.MethodNotFound:
+      return era === 'modern' ? 404 : 200;
+    case ErrorCode.ParseError:
+    case ErrorCode.InvalidRequest:
+    case ErrorCode.HeaderMismatch:
+    case ErrorCode.MissingRequiredClientCapability:
+    case ErrorCode.UnsupportedProtocolVersion:
+      return 400;
+    case ErrorCode.Unauthorized:
+    case ErrorCode.Forbidden:
+    case ErrorCode.RateLimited:
+    case ErrorCode.Unavailable:
+      return code;
+    default:
+      return 200;
+  }
+}
+
+/** The MCP-reserved code range: only the codes the spec defines may be emitted from it. */
+const DEFINED_RESERVED = new Set<number>([
+  ErrorCode.HeaderMismatch,
+  ErrorCode.MissingRequiredClientCapability,
+  ErrorCode.UnsupportedProtocolVersion,
+]);
+/** The old resource-not-found code (2025-11-25). */
+export const LEGACY_RESOURCE_NOT_FOUND = -32002;
+
+/**
+ * The code actually sent for a handler's error code in an era. Modern answers must not carry `-32002` (mapped to
+ * -32602, its 2026 replacement), `-32042`, or any undefined code in `-32020..-32099` (mapped to -32603). Legacy
+ * answers keep `-32002` and `-32042`, which 2025-11-25 defines; undefined reserved codes become -32603 there too.
+ */
+export function sendableCode(code: number, era: Era): number {
+  if (!Number.isInteger(code)) return ErrorCode.InternalError;
+  if (code === LEGACY_RESOURCE_NOT_FOUND) return era === 'modern' ? ErrorCode.InvalidParams : code;
+  if (code === -32042) return era === 'modern' ? ErrorCode.InternalError : code;
+  if (code <= -32020 && code >= -32099 && !DEFINED_RESERVED.has(code)) return ErrorCode.InternalError;
+  return code;
+}
+
+export interface EncodeInput {
+  era: Era;
+  method: string;
+  /** The cache hint configured for the method (used when the handler set none). */
+  cache?: CacheHint | undefined;
+  serverInfo: Implementation;
+}
+
+/** Why a handler's result cannot be sent: a server bug, answered as an internal error. */
+export interface EncodeFailure {
+  ok: false;
+  reason: 'not_an_object' | 'bad_result_type' | 'bad_cache_hint';
+  message: string;
+}
+
+export type EncodeResult = { ok: true; result: Record<string, unknown>; resultType: string } | EncodeFailure;
+
+/** {@link encodeResultText}'s answer: the result's JSON text, its `resultType`, and whether it is a tool error. */
+export type EncodeTextResult =
+  { ok: true; text: string; resultType: string; isError: boolean } | EncodeFailure;
+
+const isObj = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
+
+const INPUT_REQUIRED = new Set(INPUT_REQUIRED_METHODS.map(routeKey));
+
+function validHint(ttl: unknown, scope: unknown): boolean {
+  return (
+    typeof ttl === 'number' &&
+    Number.isSafeInteger(ttl) &&
+    ttl >= 0 &&
+    (scope === 'public' || scope === 'private')
+  );
+}
+
+/**
+ * Encode a handler's result for the wire.
+ *
+ * Modern: `{resultType: "complete", ...result, ttlMs, cacheScope, _meta: {...result._meta, serverInfo}}`.
+ * - `resultType` is written here, never by handlers; a handler may return `"input_required"` (MRTR) on the three
+ *   methods that allow it, which then carries no cache hint. Any other value is a server bug.
+ * - Cacheable methods carry the handler's own `ttlMs`/`cacheScope` when it set a valid pair (per-resource
+ *   hints), else the configured hint, else `{ttlMs: 0, cacheScope: "private"}`. A half or invalid pair from a
+ *   handler is a server bug (never silently sent).
+ * - `_meta["io.modelcontextprotocol/serverInfo"]` is always the server's own (a handler cannot forge it).
+ *
+ * Legacy: the result as the handler returned it, minus `resultType`, `ttlMs` and `cacheScope` (2025-11-25
+ * results have none of them). `undefined` is the empty result `{}` in both eras.
+ */
+export function encodeResult(value: unknown, input: EncodeInput): EncodeResult {
+  if (value === undefined) value = {};
+  if (!isObj(value)) {
+    return {
+      ok: false,
+      reason: 'not_an_object',
+      message: `${input.method}: the handler returned a non-object result`,
+    };
+  }
+  const { resultType: rt, ttlMs, cacheScope, ...rest } = value;
+  let resultType = 'complete';
+  if (rt !== undefined && rt !== 'complete') {
+    if (rt === 'input_required' && input.era === 'modern' && INPUT_REQUIRED.has(routeKey(input.method))) {
+      resultType = rt;
+    } else {
+      return {
+        ok: false,
+        reason: 'bad_result_type',
+        message: `${input.method}: the handler returned resultType ${JSON.stringify(rt)}, not allowed here`,
+      };
+    }
+  }
+  // Legacy: the destructuring above already dropped the protocol fields 2025-11-25 results do not have.
+  if (input.era === 'legacy') return { ok: true, result: rest, resultType };
+  const out: Record<string, unknown> = { resultType, ...rest };
+  if (resultType === 'complete' && isCacheable(input.method)) {
+    let hint: CacheHint;
+    if (ttlMs !== undefined || cacheScope !== undefined) {
+      if (!validHint(ttlMs, cacheScope)) {
+        return {
+          ok: false,
+          reason: 'bad_cache_hint',
+          message: `${input.method}: the handler returned an invalid cache hint (ttlMs must be an integer ≥ 0 and cacheScope "public" or "private", both set)`,
+        };
+      }
+      hint = { ttlMs: ttlMs as number, cacheScope: cacheScope as CacheHint['cacheScope'] };
+    } else hint = input.cache ?? DEFAULT_CACHE_HINT;
+    out.ttlMs = hint.ttlMs;
+    out.cacheScope = hint.cacheScope;
+  }
+  const meta = isObj(out._meta) ? out._meta : undefined;
+  out._meta = { ...meta, [META.serverInfo]: input.serverInfo };
+  return { ok: true, result: out, resultType };
+}
+
+/**
+ * {@link encodeResult} and the JSON text of its result: `text` is `JSON.stringify(encodeResult(value,
+ * input).result)`. Throws what `JSON.stringify` throws (a BigInt, a cycle).
+ */
+export function encodeResultText(value: unknown, input: EncodeInput): EncodeTextResult {
+  const encoded = encodeResult(value, input);
+  if (!encoded.ok) return encoded;
+  const { result, resultType } = encoded;
+  return { ok: true, text: JSON.stringify(result), resultType, isError: result.isError === true };
+}
+
+/** Freeze an object graph of plain data (objects reached through own enumerable string keys). */
+export function deepFreeze<T>(v: T): T {
+  const stack: unknown[] = [v];
+  while (stack.length > 0) {
+    const x = stack.pop();
+    if (x !== null && typeof x === 'object' && !Object.isFrozen(x)) {
+      Object.freeze(x);
+      for (const k of Object.keys(x)) stack.push((x as Record<string, unknown>)[k]);
+    }
+  }
+  return v;
+}
+
+/**
+ * A value shared by many answers (the tool list of a registry whose tools are all static), made once: a
+ * deep-frozen plain-data copy of `value`, its JSON parsed back, so it holds only plain objects, arrays and JSON
+ * primitives (no getter, `toJSON` or prototype of the original survives) and nothing can change it afterwards.
+ * Internal: not part of `mcpware/lib`. Throws a TypeError when the value does not serialize to a JSON object, and
+ * whatever `JSON.stringify` throws (a BigInt, a cycle).
+ */
+// see docs/performance.md#tool-list-cache
+export function encodedOnce<T extends object>(value: T): T {
+  const text = JSON.stringify(value) as string | undefined;
+  if (text === undefined || !text.startsWith('{')) {
+    throw new TypeError('encodedOnce: the value must serialize to a JSON object');
+  }
+  return deepFreeze(JSON.parse(text) as T);
+}

@@ -1,0 +1,149 @@
+/**
+ * Routing of JSON-RPC methods: how a method name folds into the (namespace, member) a handler object answers
+ * (`tools/list` → `tools.list`), which names may be routed at all, and the method tables the dispatcher consults
+ * (cacheable, input-required, removed in the modern revision, the capability each method needs). Pure: no I/O.
+ *
+ * @see docs/middleware/dispatch.md
+ */
+
+/**
+ * Method folding for dispatch: `tools/list` → `tools.list`, `resources/templates/list` →
+ * `resources.templatesList`. The first `/` becomes `.`; every later `/` is dropped and the next ASCII letter is
+ * upper-cased. A method without `/` is unchanged.
+ */
+export function foldMethod(method: string): string {
+  const first = method.indexOf('/');
+  if (first < 0) return method;
+  let out = method.slice(0, first) + '.';
+  let upper = false;
+  for (let i = first + 1; i < method.length; i++) {
+    const ch = method[i]!;
+    if (ch === '/') {
+      upper = true;
+      continue;
+    }
+    if (upper) {
+      const c = ch.charCodeAt(0);
+      out += c >= 0x61 && c <= 0x7a ? String.fromCharCode(c - 32) : ch;
+      upper = false;
+    } else out += ch;
+  }
+  return out;
+}
+
+/** Split a folded method into its namespace and member (`tools.list` → [`tools`, `list`]; `ping` → [``, `ping`]). */
+export function splitFolded(folded: string): [namespace: string, member: string] {
+  const dot = folded.indexOf('.');
+  return dot < 0 ? ['', folded] : [folded.slice(0, dot), folded.slice(dot + 1)];
+}
+
+/**
+ * The route of a method: its namespace (before the first `/`, or `""` for a root method) and its folded member:
+ * `resources/templates/list` → [`resources`, `templatesList`], `ping` → [``, `ping`].
+ */
+export function routeOf(method: string): readonly [namespace: string, member: string] {
+  const slash = method.indexOf('/');
+  if (slash < 0) return ['', method];
+  const ns = method.slice(0, slash);
+  return [ns, foldMethod(method).slice(ns.length + 1)];
+}
+
+/**
+ * A string naming a route unambiguously (`tools\0list`). The tables below are written with the methods' wire
+ * names and compared by route, the key the dispatcher routes on: a spelling that reaches the same handler
+ * (`resources/templatesList` for `resources/templates/list`) gets the same rules, and a root method named
+ * `tools.list` is not mistaken for `tools/list`.
+ */
+export function routeKey(method: string): string {
+  const [ns, member] = routeOf(method);
+  return `${ns}\u0000${member}`;
+}
+
+const routeSet = (methods: readonly string[]): ReadonlySet<string> => new Set(methods.map(routeKey));
+
+/**
+ * True when a method may be routed: no empty segment (`tools/call/`, `tools//call`, `/tools`). Folding drops
+ * slashes, so `tools/call/` would otherwise reach the `tools/call` handler while every check keyed on the wire
+ * name (`Mcp-Name`, `Mcp-Param-*`, tool filters in front of a gateway) looked the other way.
+ */
+export function isRoutableMethod(method: string): boolean {
+  return method.length > 0 && !method.startsWith('/') && !method.endsWith('/') && !method.includes('//');
+}
+
+/** The methods whose complete results carry `ttlMs` and `cacheScope` (`caching.mdx`, `DiscoverResult`). */
+export const CACHEABLE_METHODS: readonly string[] = Object.freeze([
+  'server/discover',
+  'tools/list',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'prompts/list',
+]);
+const CACHEABLE = routeSet(CACHEABLE_METHODS);
+
+export function isCacheable(method: string): boolean {
+  return CACHEABLE.has(routeKey(method));
+}
+
+/** The methods that may answer `resultType: "input_required"` (MRTR). */
+export const INPUT_REQUIRED_METHODS: readonly string[] = Object.freeze([
+  'tools/call',
+  'prompts/get',
+  'resources/read',
+]);
+
+/**
+ * Methods the 2026-07-28 revision removed. A modern request for one of them is answered 404 / -32601 whatever
+ * handlers are registered; in the legacy era they are served.
+ */
+export const REMOVED_IN_MODERN: readonly string[] = Object.freeze([
+  'initialize',
+  'ping',
+  'logging/setLevel',
+  'resources/subscribe',
+  'resources/unsubscribe',
+]);
+const REMOVED = routeSet(REMOVED_IN_MODERN);
+
+export function isRemovedInModern(method: string): boolean {
+  return REMOVED.has(routeKey(method));
+}
+
+/**
+ * The server capability each method needs. A method of an undeclared capability is answered -32601: a declared
+ * capability is a promise to answer, an undeclared one is a promise not to. `resources.subscribe` is the
+ * `subscribe` flag inside the `resources` capability. Methods not listed here are not gated.
+ */
+export const METHOD_CAPABILITY: Readonly<Record<string, string>> = Object.freeze({
+  'tools/list': 'tools',
+  'tools/call': 'tools',
+  'resources/list': 'resources',
+  'resources/templates/list': 'resources',
+  'resources/read': 'resources',
+  'resources/subscribe': 'resources.subscribe',
+  'resources/unsubscribe': 'resources.subscribe',
+  'prompts/list': 'prompts',
+  'prompts/get': 'prompts',
+  'completion/complete': 'completions',
+  'logging/setLevel': 'logging',
+});
+
+const CAPABILITY_BY_ROUTE: ReadonlyMap<string, string> = new Map(
+  Object.entries(METHOD_CAPABILITY).map(([m, c]) => [routeKey(m), c]),
+);
+
+/** The capability gating `method`, or `undefined` when none does. */
+export function requiredCapability(method: string): string | undefined {
+  return CAPABILITY_BY_ROUTE.get(routeKey(method));
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** True when `capabilities` declares `capability` (`tools`, or a flag path such as `resources.subscribe`). */
+export function hasCapability(capabilities: Readonly<Record<string, unknown>>, capability: string): boolean {
+  const dot = capability.indexOf('.');
+  if (dot < 0) return isObj(capabilities[capability]);
+  const outer = capabilities[capability.slice(0, dot)];
+  return isObj(outer) && outer[capability.slice(dot + 1)] === true;
+}

@@ -1,0 +1,124 @@
+/**
+ * The server's capabilities: derived from the handlers, or given and checked against them. A declared capability
+ * is a promise to answer its methods, so each one needs its handler members, and a `listChanged`/`subscribe`
+ * flag needs the change feed that carries it.
+ *
+ * @see docs/middleware/dispatch.md
+ */
+import { hasCapability } from '../../lib/routing.js';
+import type { ServerCapabilities } from '../../handlers/contract.js';
+import { type ChangeFeed, changesOf } from '../../handlers/changes/index.js';
+import { badOption } from '../internal/options.js';
+
+/** The (namespace, member) pairs each capability requires of the handlers. */
+export const REQUIRED_MEMBERS: Readonly<Record<string, readonly (readonly [string, string])[]>> = {
+  tools: [
+    ['tools', 'list'],
+    ['tools', 'call'],
+  ],
+  resources: [
+    ['resources', 'list'],
+    ['resources', 'read'],
+  ],
+  prompts: [
+    ['prompts', 'list'],
+    ['prompts', 'get'],
+  ],
+  completions: [['completion', 'complete']],
+};
+
+/** The change feeds of the three list-bearing handler objects. */
+export interface Feeds {
+  readonly tools?: ChangeFeed | undefined;
+  readonly resources?: ChangeFeed | undefined;
+  readonly prompts?: ChangeFeed | undefined;
+}
+
+/** The change feeds the handler objects carry (see handlers/changes). */
+export function feedsOf(handlers: unknown): Feeds {
+  const h = handlers as Readonly<Record<string, unknown>>;
+  return { tools: changesOf(h.tools), resources: changesOf(h.resources), prompts: changesOf(h.prompts) };
+}
+
+type Has = (ns: string, member: string) => boolean;
+
+const isObj = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** The capabilities to declare: `given` checked against the handlers, or derived from them. */
+export function resolveCapabilities(given: unknown, has: Has, feeds: Feeds): ServerCapabilities {
+  if (given === undefined) return deriveCapabilities(has, feeds);
+  if (!isObj(given)) throw badOption('dispatch', 'capabilities', given, 'an object (ServerCapabilities)');
+  for (const key of [
+    'tools',
+    'resources',
+    'prompts',
+    'completions',
+    'logging',
+    'experimental',
+    'extensions',
+  ]) {
+    if (given[key] !== undefined && !isObj(given[key]))
+      throw badOption('dispatch', `capabilities.${key}`, given[key], 'an object');
+  }
+  for (const key of ['tools', 'resources', 'prompts'] as const) {
+    const c = given[key];
+    // A listChanged promise needs a channel: the handler object's change feed, read by subscriptions/listen.
+    if (isObj(c) && c.listChanged === true && !feeds[key]) {
+      throw badOption(
+        'dispatch',
+        `capabilities.${key}.listChanged`,
+        true,
+        `false or absent unless handlers.${key} has a change feed (a ToolRegistry, or the changes option of resources()/prompts())`,
+      );
+    }
+  }
+  for (const cap of Object.keys(REQUIRED_MEMBERS)) {
+    if (!hasCapability(given, cap)) continue;
+    const missing = REQUIRED_MEMBERS[cap]!.filter(([ns, m]) => !has(ns, m)).map(
+      ([ns, m]) => `handlers.${ns}.${m}`,
+    );
+    if (missing.length > 0) {
+      throw new TypeError(
+        `dispatch: option "capabilities" declares ${cap}, a promise to answer it, but ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} missing`,
+      );
+    }
+  }
+  if (
+    hasCapability(given, 'resources.subscribe') &&
+    !feeds.resources &&
+    !(has('resources', 'subscribe') && has('resources', 'unsubscribe'))
+  ) {
+    throw new TypeError(
+      'dispatch: option "capabilities" declares resources.subscribe, but handlers.resources has no change feed (the changes option of resources()) and no subscribe and unsubscribe members',
+    );
+  }
+  try {
+    return structuredClone(given) as ServerCapabilities;
+  } catch {
+    throw badOption('dispatch', 'capabilities', given, 'plain JSON data');
+  }
+}
+
+/** Each capability whose required members all exist; a capability half present is refused. */
+function deriveCapabilities(has: Has, feeds: Feeds): ServerCapabilities {
+  const caps: ServerCapabilities = {};
+  for (const cap of ['tools', 'resources', 'prompts', 'completions'] as const) {
+    const need = REQUIRED_MEMBERS[cap]!;
+    const missing = need.filter(([ns, m]) => !has(ns, m));
+    if (missing.length === 0) caps[cap] = {};
+    else if (missing.length < need.length) {
+      throw new TypeError(
+        `dispatch: option "handlers" has part of the ${cap} methods; add ${missing.map(([ns, m]) => `${ns}.${m}`).join(' and ')} (or declare capabilities explicitly)`,
+      );
+    }
+  }
+  if (caps.tools && feeds.tools) caps.tools = { listChanged: true };
+  if (caps.prompts && feeds.prompts) caps.prompts = { listChanged: true };
+  if (caps.resources) {
+    if (feeds.resources) caps.resources = { subscribe: true, listChanged: true };
+    else if (has('resources', 'subscribe') && has('resources', 'unsubscribe'))
+      caps.resources = { subscribe: true };
+  }
+  return caps;
+}

@@ -1,0 +1,222 @@
+/**
+ * What a handler is called with: the per-request {@link Call} shared by every round of one request, and the
+ * {@link HandlerContext} (`ctx`) made for each round: the request's identity, its signal, and the functions that
+ * send progress and log notifications, require client capabilities and ask for input.
+ *
+ * @see docs/middleware/dispatch.md
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Era } from '../../lib/errors.js';
+import type { JsonObject } from '../../lib/jsonrpc.js';
+import { type LogLevel, META, isLogLevel, logLevelRank } from '../../lib/meta.js';
+import { missingCapabilities, principalKey } from '../../lib/mrtr.js';
+import { DEFAULT_LEGACY_VERSION, negotiateVersion } from '../../lib/revisions.js';
+import type { CallContext } from '../../handlers/contract.js';
+import type { Logger, RequestLocals } from '../types.js';
+import {
+  type RoundInput,
+  type RoundScope,
+  type StateCodec,
+  allowsInputRequired,
+  buildInputRequired,
+} from './mrtr.js';
+import type { DispatchConfig } from './options.js';
+import type { Reply } from './reply.js';
+import { missingCapabilityError } from './rpc-errors.js';
+
+/**
+ * An AbortController made only when something asks for its signal: most handlers never look at `ctx.signal`.
+ * `aborted` is readable without making it.
+ */
+// see docs/performance.md#lazy-abort
+export class LazyAbort {
+  aborted = false;
+  #reason: unknown;
+  #controller: AbortController | undefined;
+
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.aborted) this.#controller.abort(this.#reason);
+    }
+    return this.#controller.signal;
+  }
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.#reason = reason;
+    this.#controller?.abort(reason);
+  }
+}
+
+/** The per-request pieces shared by every round of one request. */
+export interface Call extends RoundScope {
+  readonly reply: Reply;
+  readonly ac: LazyAbort;
+}
+
+const isObj = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Start a call: closing the response (the stream, or the connection) before the answer is written cancels it. */
+export function openCall(reply: Reply): Call {
+  const { res, mcp, era, locals } = reply;
+  const ac = new LazyAbort();
+  res.once('close', () => {
+    if (!res.writableFinished) ac.abort(new Error('The client went away'));
+  });
+  let clientCapabilities: JsonObject = {};
+  if (era === 'modern') {
+    const c = mcp.meta?.[META.clientCapabilities];
+    if (isObj(c)) clientCapabilities = c;
+  } else if (mcp.method === 'initialize' && isObj(mcp.params?.capabilities)) {
+    clientCapabilities = mcp.params.capabilities;
+  }
+  return {
+    reply,
+    ac,
+    method: mcp.method ?? '',
+    era,
+    clientCapabilities,
+    principal: principalKey(locals.principal),
+  };
+}
+
+/** What a context needs of its dispatcher. */
+export interface ContextEnv {
+  readonly config: DispatchConfig;
+  readonly states: StateCodec;
+}
+
+/**
+ * A handler's context. `signal` and the request's functions (`progress`, `log`, `requireClientCapabilities`,
+ * `inputRequired`, `charge`) are getters on the prototype: a request whose handler never reads them makes no
+ * function for them, and nothing of the request is held in a closure on the object. Each getter returns a
+ * function that does not depend on `this` (`const { progress } = ctx` works).
+ *
+ * The members a handler does not get are undefined: `progress`, `log` and `requireClientCapabilities` for a
+ * notification; `inputRequired`, `inputResponses` and `requestState` outside `tools/call`, `prompts/get` and
+ * `resources/read` (the last two also when the request carries none).
+ */
+// see docs/performance.md#handler-context
+export class HandlerContext implements CallContext {
+  readonly #env: ContextEnv;
+  readonly #call: Call;
+  readonly #round: RoundInput | undefined;
+  #last = -Infinity;
+  method: string;
+  id: CallContext['id'];
+  era: Era;
+  version: string | undefined;
+  principal: CallContext['principal'];
+  meta: CallContext['meta'];
+  clientCapabilities: JsonObject;
+  locals: RequestLocals;
+  req: IncomingMessage;
+  logger: Logger;
+
+  constructor(env: ContextEnv, call: Call, round: RoundInput) {
+    const { req, mcp, era, locals } = call.reply;
+    this.#env = env;
+    this.#call = call;
+    this.#round = allowsInputRequired(call.method) ? round : undefined;
+    this.method = call.method;
+    this.id = mcp.id;
+    this.era = era;
+    this.version =
+      era === 'modern' || mcp.version !== undefined
+        ? mcp.version
+        : mcp.method === 'initialize'
+          ? negotiateVersion(mcp.params?.protocolVersion, env.config.legacyVersions)
+          : // 2025-11-25 transport: a request without the header is assumed to speak 2025-03-26.
+            DEFAULT_LEGACY_VERSION;
+    this.principal = locals.principal;
+    this.meta = mcp.meta;
+    this.clientCapabilities = call.clientCapabilities;
+    this.locals = locals;
+    this.req = req;
+    this.logger = env.config.logger;
+  }
+
+  get signal(): AbortSignal {
+    return this.#call.ac.signal;
+  }
+
+  get charge(): (ms: number) => void {
+    const locals = this.locals;
+    return (ms) => {
+      if (typeof ms !== 'number' || !Number.isFinite(ms)) return;
+      locals.chargedMs = (locals.chargedMs ?? 0) + ms;
+    };
+  }
+
+  get progress(): CallContext['progress'] {
+    if (this.#call.reply.mcp.kind !== 'request') return undefined;
+    return (progress, total, message) => this.#progress(progress, total, message);
+  }
+
+  get log(): CallContext['log'] {
+    if (this.#call.reply.mcp.kind !== 'request') return undefined;
+    return (level, data, loggerName) => this.#log(level, data, loggerName);
+  }
+
+  get requireClientCapabilities(): CallContext['requireClientCapabilities'] {
+    if (this.#call.reply.mcp.kind !== 'request') return undefined;
+    return (required) => this.#requireClientCapabilities(required);
+  }
+
+  get inputRequired(): CallContext['inputRequired'] {
+    const round = this.#round;
+    if (round === undefined || this.#call.reply.mcp.kind !== 'request') return undefined;
+    const { states } = this.#env;
+    const call = this.#call;
+    return (request) => buildInputRequired(states, call, round.params, request);
+  }
+
+  get inputResponses(): CallContext['inputResponses'] {
+    return this.#round?.inputResponses;
+  }
+
+  get requestState(): unknown {
+    return this.#round?.requestState;
+  }
+
+  /** Progress only when the client asked for it (a progressToken), increasing, and while the request runs. */
+  #progress(progress: number, total?: number, message?: string): boolean {
+    const token = this.meta?.[META.progressToken];
+    if ((typeof token !== 'string' && typeof token !== 'number') || this.#call.ac.aborted) return false;
+    if (typeof progress !== 'number' || !Number.isFinite(progress) || progress <= this.#last) return false;
+    this.#last = progress;
+    const params: JsonObject = { progressToken: token, progress };
+    if (typeof total === 'number' && Number.isFinite(total)) params.total = total;
+    if (typeof message === 'string') params.message = message;
+    return this.#call.reply.notify('notifications/progress', params);
+  }
+
+  /**
+   * Logs: a modern request only at or above the level its _meta names (2026-07-28: MUST NOT otherwise). A legacy
+   * request gets the server's legacyLogLevel, standing in for the session's logging/setLevel, which a stateless
+   * server cannot remember (2025-11-25 leaves the level to the server until the client sets one).
+   */
+  #log(level: LogLevel, data: unknown, loggerName?: string): boolean {
+    const wanted = this.era === 'modern' ? this.meta?.[META.logLevel] : this.#env.config.legacyLogLevel;
+    if (
+      !isLogLevel(wanted) ||
+      !isLogLevel(level) ||
+      logLevelRank(level) < logLevelRank(wanted) ||
+      this.#call.ac.aborted
+    )
+      return false;
+    const params: JsonObject = { level, data };
+    if (typeof loggerName === 'string') params.logger = loggerName;
+    return this.#call.reply.notify('notifications/message', params);
+  }
+
+  #requireClientCapabilities(required: Readonly<Record<string, object>>): void {
+    if (this.era !== 'modern') return;
+    if (!isObj(required))
+      throw new TypeError('requireClientCapabilities(): expected an object of capabilities');
+    const missing = missingCapabilities(required, this.clientCapabilities);
+    if (missing) throw missingCapabilityError(missing);
+  }
+}

@@ -1,0 +1,261 @@
+/**
+ * dispatch()'s options, validated once into a frozen {@link DispatchConfig}: unknown names are refused, every
+ * value is checked, and the handlers and capabilities are resolved into the route table the requests use.
+ *
+ * @see docs/middleware/dispatch.md
+ */
+import { randomBytes } from 'node:crypto';
+import { type CacheHint, type Implementation } from '../../lib/encode.js';
+import { LOG_LEVELS, type LogLevel } from '../../lib/meta.js';
+import { MIN_STATE_KEY_BYTES } from '../../lib/mrtr.js';
+import { CACHEABLE_METHODS, routeKey } from '../../lib/routing.js';
+import type { Handlers, ServerCapabilities } from '../../handlers/contract.js';
+import { type ClassifyRevisionOptions, versionOptions } from '../classify-revision/index.js';
+import { type BodyOptions, resolveBodyOptions } from '../internal/parse-step.js';
+import {
+  badOption,
+  intOption,
+  knownKeys,
+  loggerOption,
+  oneOf,
+  optionsObject,
+  stringOption,
+} from '../internal/options.js';
+import { stderrLogger } from '../internal/respond.js';
+import type { Logger, Middleware } from '../types.js';
+import { type Feeds, feedsOf, resolveCapabilities } from './capabilities.js';
+import { type RouteTable, buildTable } from './route-table.js';
+
+export interface DispatchOptions extends ClassifyRevisionOptions, BodyOptions {
+  /** Namespace → handler object (`tools`, `resources`, `prompts`, `completion`, …); root methods as functions. */
+  handlers: Handlers;
+  /** Who the server is: `{name, version}` (plus `title`, `description`, `websiteUrl`, `icons`). */
+  serverInfo: Implementation;
+  /**
+   * What the server declares, returned exactly by `initialize` and `server/discover`. Every declared capability
+   * must have its handlers (checked here), and a `listChanged`/`subscribe` flag its change feed. Default: derived
+   * from the handlers (`tools` when `tools.list` and `tools.call` exist, `resources` for `list` + `read`,
+   * `prompts` for `list` + `get`, `completions` for `completion.complete`; `listChanged` (and for resources
+   * `subscribe`) when the handler object has a change feed, as a ToolRegistry always does; `logging` is never
+   * derived).
+   */
+  capabilities?: ServerCapabilities;
+  /** Instructions for the model, returned by `initialize` and `server/discover`. */
+  instructions?: string;
+  /** Cache hints per cacheable method (`tools/list`, …, `server/discover`). Default `{ttlMs: 0, cacheScope: 'private'}`. */
+  cache?: Readonly<Partial<Record<string, CacheHint>>>;
+  /**
+   * The lowest level of `notifications/message` sent on legacy (2025-11-25) requests that carry no
+   * `_meta["io.modelcontextprotocol/logLevel"]`. A legacy session's `logging/setLevel` cannot be remembered by a
+   * stateless server (it is accepted and validated, nothing more), so this server-wide level stands in for it.
+   * Default: none (legacy requests get no log notifications). Modern requests always follow their own `_meta`.
+   */
+  legacyLogLevel?: LogLevel;
+  /**
+   * HMAC-SHA256 key(s) for MRTR `requestState`, each at least 32 bytes (a string is taken as UTF-8). With a list,
+   * the first signs and all verify (key rotation). Default: a random key per dispatcher instance, so a state
+   * only verifies on the process that issued it: give every replica the same key.
+   */
+  requestStateKey?: string | Uint8Array | readonly (string | Uint8Array)[];
+  /** How long a signed `requestState` stays valid, in ms. Default 600000 (10 minutes). */
+  requestStateTtlMs?: number;
+  /** Keep-alive comment interval on `subscriptions/listen` streams, in ms; 0 turns it off. Default 15000. */
+  listenKeepAliveMs?: number;
+  /** Most `subscriptions/listen` streams open at once on this dispatcher; more → 503. 0 refuses all. Default 1000. */
+  maxListenStreams?: number;
+  /** Legacy MRTR: how long to wait for the client to answer a server-to-client request, in ms. Default 300000. */
+  inputTimeoutMs?: number;
+  /** Legacy MRTR: most input rounds one request may take before it fails. Default 8. */
+  maxInputRounds?: number;
+}
+
+/** The dispatcher middleware, with the controls a server needs at shutdown. */
+export type DispatchMiddleware = Middleware & {
+  /**
+   * Graceful end: every open `subscriptions/listen` stream gets its completion result and is closed, pending
+   * legacy input requests fail, and new listen requests are refused (503). Resolves when the streams are ended.
+   */
+  close(): Promise<void>;
+  /** Open listen streams and legacy input requests awaiting the client (for tests and health checks). */
+  stats(): { listenStreams: number; pendingInputs: number };
+};
+
+/** The validated options of one dispatcher. */
+export interface DispatchConfig {
+  readonly modernVersions: readonly string[];
+  readonly legacyVersions: readonly string[];
+  /** Every revision spoken, modern first. */
+  readonly supportedVersions: readonly string[];
+  readonly body: ReturnType<typeof resolveBodyOptions>;
+  readonly logger: Logger;
+  /** A private frozen copy. */
+  readonly serverInfo: Readonly<Implementation>;
+  readonly instructions: string | undefined;
+  /** Configured cache hints by route key. */
+  readonly cache: ReadonlyMap<string, CacheHint>;
+  readonly legacyLogLevel: LogLevel | undefined;
+  /** The first signs, all verify. */
+  readonly stateKeys: readonly Uint8Array[];
+  readonly stateTtlMs: number;
+  readonly keepAliveMs: number;
+  readonly maxListenStreams: number;
+  readonly inputTimeoutMs: number;
+  readonly maxInputRounds: number;
+  readonly routes: RouteTable;
+  /** The change feeds of the list-bearing handler objects. */
+  readonly feeds: Feeds;
+  /** What the server declares (a private copy). */
+  readonly capabilities: ServerCapabilities;
+}
+
+export const DISPATCH = 'dispatch';
+
+const KNOWN: readonly (keyof DispatchOptions)[] = [
+  'handlers',
+  'serverInfo',
+  'capabilities',
+  'instructions',
+  'cache',
+  'legacyLogLevel',
+  'requestStateKey',
+  'requestStateTtlMs',
+  'listenKeepAliveMs',
+  'maxListenStreams',
+  'inputTimeoutMs',
+  'maxInputRounds',
+  'modernVersions',
+  'legacyVersions',
+  'logger',
+  'limit',
+  'maxDepth',
+];
+
+const isObj = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Validate every option of dispatch(); throws a TypeError naming the option. */
+export function resolveDispatchOptions(options: DispatchOptions): DispatchConfig {
+  const o = optionsObject(DISPATCH, options);
+  knownKeys(DISPATCH, o, KNOWN);
+  const versions = versionOptions(DISPATCH, o);
+  const modernVersions = versions.modernVersions!;
+  const legacyVersions = versions.legacyVersions!;
+  if (modernVersions.length + legacyVersions.length === 0) {
+    throw badOption(
+      DISPATCH,
+      'modernVersions',
+      modernVersions,
+      'non-empty (or legacyVersions non-empty): the server must speak some revision',
+    );
+  }
+  const body = resolveBodyOptions(DISPATCH, o);
+  const logger = loggerOption(DISPATCH, o.logger, stderrLogger);
+  const serverInfo = checkServerInfo(o.serverInfo);
+  const instructions = stringOption(DISPATCH, 'instructions', o.instructions, undefined, true);
+  const cache = checkCacheOption(o.cache);
+  const legacyLogLevel =
+    o.legacyLogLevel === undefined
+      ? undefined
+      : oneOf(DISPATCH, 'legacyLogLevel', o.legacyLogLevel, LOG_LEVELS, 'info');
+  const stateKeys = checkStateKeys(o.requestStateKey);
+  const int = (name: keyof DispatchOptions, fallback: number, min: number, max: number): number =>
+    intOption(DISPATCH, name, o[name], fallback, min, max);
+  const config: DispatchConfig = {
+    modernVersions,
+    legacyVersions,
+    supportedVersions: [...modernVersions, ...legacyVersions],
+    body,
+    logger,
+    serverInfo,
+    instructions,
+    cache,
+    legacyLogLevel,
+    stateKeys,
+    stateTtlMs: int('requestStateTtlMs', 600_000, 1_000, 7 * 86_400_000),
+    keepAliveMs: int('listenKeepAliveMs', 15_000, 0, 3_600_000),
+    maxListenStreams: int('maxListenStreams', 1000, 0, 1_000_000),
+    inputTimeoutMs: int('inputTimeoutMs', 300_000, 1, 86_400_000),
+    maxInputRounds: int('maxInputRounds', 8, 1, 1000),
+    ...routesOf(o),
+  };
+  return Object.freeze(config);
+}
+
+/** The route table, the change feeds and the capabilities they allow. */
+function routesOf(o: DispatchOptions): Pick<DispatchConfig, 'routes' | 'feeds' | 'capabilities'> {
+  const routes = buildTable(o.handlers);
+  const feeds = feedsOf(o.handlers);
+  const capabilities = resolveCapabilities(o.capabilities, (ns, m) => routes.has(ns, m), feeds);
+  return { routes, feeds, capabilities };
+}
+
+function checkStateKeys(v: unknown): Uint8Array[] {
+  if (v === undefined) return [randomBytes(32)];
+  const list = Array.isArray(v) ? (v as unknown[]) : [v];
+  if (list.length === 0) throw badOption(DISPATCH, 'requestStateKey', v, 'a key or a non-empty list of keys');
+  return list.map((k, i) => {
+    const bytes =
+      typeof k === 'string' ? Buffer.from(k, 'utf8') : k instanceof Uint8Array ? Buffer.from(k) : undefined;
+    if (!bytes || bytes.length < MIN_STATE_KEY_BYTES) {
+      throw badOption(
+        DISPATCH,
+        Array.isArray(v) ? `requestStateKey[${i}]` : 'requestStateKey',
+        // Never echo key material into an error message: describe it.
+        `(a ${typeof k === 'string' ? 'string' : k instanceof Uint8Array ? 'Uint8Array' : typeof k} of ${bytes?.length ?? 0} bytes)`,
+        `a string or Uint8Array of at least ${MIN_STATE_KEY_BYTES} bytes`,
+      );
+    }
+    return bytes;
+  });
+}
+
+function checkServerInfo(v: unknown): Readonly<Implementation> {
+  if (
+    !isObj(v) ||
+    typeof v.name !== 'string' ||
+    v.name === '' ||
+    typeof v.version !== 'string' ||
+    v.version === ''
+  ) {
+    throw badOption(DISPATCH, 'serverInfo', v, 'an object with non-empty string name and version');
+  }
+  try {
+    return Object.freeze(structuredClone(v)) as Implementation;
+  } catch {
+    throw badOption(DISPATCH, 'serverInfo', v, 'plain JSON data');
+  }
+}
+
+function checkCacheOption(v: unknown): Map<string, CacheHint> {
+  const out = new Map<string, CacheHint>();
+  if (v === undefined) return out;
+  if (!isObj(v))
+    throw badOption(DISPATCH, 'cache', v, 'an object mapping cacheable methods to { ttlMs, cacheScope }');
+  for (const method of Object.keys(v)) {
+    if (!CACHEABLE_METHODS.includes(method)) {
+      throw badOption(
+        DISPATCH,
+        'cache',
+        method,
+        `keyed by cacheable methods (${CACHEABLE_METHODS.join(', ')})`,
+      );
+    }
+    const h = v[method];
+    if (
+      !isObj(h) ||
+      typeof h.ttlMs !== 'number' ||
+      !Number.isSafeInteger(h.ttlMs) ||
+      h.ttlMs < 0 ||
+      (h.cacheScope !== 'public' && h.cacheScope !== 'private')
+    ) {
+      throw badOption(
+        DISPATCH,
+        `cache.${method}`,
+        h,
+        "{ ttlMs: integer ≥ 0, cacheScope: 'public' | 'private' }",
+      );
+    }
+    out.set(routeKey(method), { ttlMs: h.ttlMs, cacheScope: h.cacheScope });
+  }
+  return out;
+}

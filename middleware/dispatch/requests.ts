@@ -1,0 +1,318 @@
+/**
+ * One parsed message, routed: a posted response is delivered to the input broker, a notification is
+ * acknowledged (202) and handed to its handler, and a request is routed to its handler (or a built-in), called
+ * round by round, and its result encoded and written.
+ *
+ * @see docs/middleware/dispatch.md
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type Era, ErrorCode, McpError, refusal } from '../../lib/errors.js';
+import type { JsonObject } from '../../lib/jsonrpc.js';
+import { isInputRequiredResult } from '../../lib/mrtr.js';
+import type { McpRequest } from '../../lib/request.js';
+import { type EncodeResult, encodeResult } from '../../lib/encode.js';
+import {
+  hasCapability,
+  isRemovedInModern,
+  isRoutableMethod,
+  requiredCapability,
+  routeKey,
+  routeOf,
+} from '../../lib/routing.js';
+import { isModernClaim } from '../../lib/revisions.js';
+import { classifyOnce } from '../internal/parse-step.js';
+import { errorMeta, log } from '../internal/log.js';
+import { isThenable } from '../internal/maybe-promise.js';
+import { localsOf, sendRefusal } from '../internal/respond.js';
+import { exposeList, resolveThrough, toolViewsOf } from '../tool-filter/index.js';
+import type { Builtins } from './builtins.js';
+import { type Call, type ContextEnv, HandlerContext, openCall } from './handler-context.js';
+import type { InputBroker } from './legacy-input.js';
+import type { ListenRouter } from './listen.js';
+import { type RoundInput, checkedInputRequired, handedBackState, readRound } from './mrtr.js';
+import { DISPATCH } from './options.js';
+import { applyOutbound } from './outbound.js';
+import { Reply, versionHeader, writeAnswer } from './reply.js';
+import type { Bound } from './route-table.js';
+import {
+  type RpcError,
+  clip,
+  internalError,
+  methodNotFound,
+  sendRpcError,
+  sendThrown,
+} from './rpc-errors.js';
+
+/** Everything a request is served with. */
+export interface Dispatcher extends ContextEnv {
+  readonly builtins: Builtins;
+  readonly listen: ListenRouter;
+  readonly inputs: InputBroker;
+}
+
+const TOOLS_CALL = routeKey('tools/call');
+const TOOLS_LIST = routeKey('tools/list');
+const LISTEN = routeKey('subscriptions/listen');
+
+type Views = ReturnType<typeof toolViewsOf>;
+
+const isObj = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** What one request's rounds share. */
+interface Target {
+  readonly call: Call;
+  readonly bound: Bound;
+  readonly views: Views;
+  readonly key: string;
+}
+
+/** Route one parsed message. */
+export function route(
+  dispatcher: Dispatcher,
+  req: IncomingMessage,
+  res: ServerResponse,
+  mcp: McpRequest,
+): void | Promise<void> {
+  const { config } = dispatcher;
+  const revision = classifyOnce(req, mcp, config);
+  if (!revision.ok) return sendRefusal(req, res, revision, DISPATCH);
+  switch (mcp.kind) {
+    case 'response':
+    case 'error': {
+      // A client answering a server request: legacy only (the modern revision has no server requests).
+      const h = mcp.headers.protocolVersion;
+      if (h !== undefined && (isModernClaim(h) || config.modernVersions.includes(h))) {
+        return sendRefusal(req, res, refusal('response_not_accepted'), DISPATCH, { id: undefined });
+      }
+      localsOf(req).response = {};
+      writeAnswer(res, 202, undefined, versionHeader(config, mcp, undefined));
+      return dispatcher.inputs.deliver(req, mcp);
+    }
+    case 'notification':
+      return handleNotification(dispatcher, req, res, mcp, revision.era);
+    case 'request':
+      return handleRequest(dispatcher, req, res, mcp, revision.era);
+  }
+}
+
+/** 202 at once; then the `notifications.<member>` handler, if there is one. */
+async function handleNotification(
+  dispatcher: Dispatcher,
+  req: IncomingMessage,
+  res: ServerResponse,
+  mcp: McpRequest,
+  era: Era,
+): Promise<void> {
+  localsOf(req).response = {};
+  writeAnswer(res, 202, undefined, versionHeader(dispatcher.config, mcp, undefined));
+  const method = mcp.method ?? '';
+  if (!isRoutableMethod(method)) return;
+  const [ns, member] = routeOf(method);
+  if (ns !== 'notifications') return;
+  const bound = dispatcher.config.routes.get(ns, member);
+  if (!bound) return;
+  try {
+    const call = openCall(new Reply(dispatcher.config, req, res, mcp, era));
+    const params = mcp.params ?? {};
+    await bound.fn.call(bound.self, params, new HandlerContext(dispatcher, call, { params }));
+  } catch (err) {
+    log(dispatcher.config.logger, 'error', `dispatch: notification handler for ${clip(method)} failed`, {
+      method: clip(method),
+      error: errorMeta(err),
+    });
+  }
+}
+
+/** The handler of a request, or the error it is answered with when it has none. */
+function resolveTarget(dispatcher: Dispatcher, reply: Reply): Bound | RpcError | 'listen' {
+  const { mcp, era } = reply;
+  const method = mcp.method!;
+  if (!isRoutableMethod(method)) return methodNotFound(method, era);
+  if (era === 'modern' && isRemovedInModern(method))
+    return methodNotFound(method, era, 'Removed in protocol revision 2026-07-28');
+  const [ns, member] = routeOf(method);
+  if (ns === 'notifications') return methodNotFound(method, era);
+  if (routeKey(method) === LISTEN) {
+    // The modern revision's subscription pattern; a 2025-11-25 client has no such method.
+    return era === 'modern' ? 'listen' : methodNotFound(method, era);
+  }
+  const cap = requiredCapability(method);
+  if (cap !== undefined && !hasCapability(dispatcher.config.capabilities, cap)) {
+    return methodNotFound(method, era, `Server does not support the ${cap} capability`);
+  }
+  // logging/setLevel and resources/(un)subscribe are legacy methods of their capabilities (gated above); the
+  // built-in ping and initialize are legacy-only (removed methods were refused above for modern requests).
+  return (
+    dispatcher.config.routes.get(ns, member) ??
+    dispatcher.builtins.get(ns, member) ??
+    methodNotFound(method, era)
+  );
+}
+
+function handleRequest(
+  dispatcher: Dispatcher,
+  req: IncomingMessage,
+  res: ServerResponse,
+  mcp: McpRequest,
+  era: Era,
+): void | Promise<void> {
+  const { config } = dispatcher;
+  if (era === 'legacy' && config.legacyVersions.length === 0) {
+    // A modern-only server names what it speaks, as 2026-07-28 asks of an answer to `initialize`.
+    const requested =
+      typeof mcp.params?.protocolVersion === 'string'
+        ? mcp.params.protocolVersion
+        : (mcp.headers.protocolVersion ?? '');
+    const refused = refusal('unsupported_protocol_version', {
+      message: 'This server speaks only the modern protocol revisions',
+      data: { supported: [...config.modernVersions], requested },
+    });
+    return sendRefusal(req, res, refused, DISPATCH);
+  }
+  const reply = new Reply(config, req, res, mcp, era);
+  const handler = resolveTarget(dispatcher, reply);
+  if (handler === 'listen') return dispatcher.listen.serve(reply, mcp.params ?? {});
+  if (!('fn' in handler)) return sendRpcError(reply, handler, config.logger);
+
+  const key = routeKey(mcp.method!);
+  const views =
+    routeOf(mcp.method!)[0] === 'tools' && !config.routes.viewsAware ? toolViewsOf(reply.locals) : [];
+  const target: Target = { call: openCall(reply), bound: handler, views, key };
+  // Until an answer is written this is the outcome: whoever reads the record when the client goes away (audit and
+  // metrics listen for the response's close, possibly before the handler notices) sees a cancelled call.
+  reply.locals.response = { resultType: 'cancelled' };
+  const original: JsonObject = mcp.params ?? {};
+  let value: unknown;
+  try {
+    value = invoke(dispatcher, target, original);
+  } catch (err) {
+    return failed(dispatcher, target.call, err);
+  }
+  // A plain result with no tool filter to apply is answered in this turn.
+  // see docs/performance.md#synchronous-answers
+  if (!isThenable(value) && !isInputRequiredResult(value) && views.length === 0) {
+    return settle(dispatcher, target, value);
+  }
+  return runRounds(dispatcher, target, original, value);
+}
+
+/**
+ * One round of a request: its MRTR members are read from the params (client retries) or given (legacy rounds),
+ * the tool name is resolved through the request's tool filter views, and the handler is called.
+ */
+function invoke(dispatcher: Dispatcher, t: Target, params: JsonObject, given?: RoundInput): unknown {
+  const round = given ?? readRound(dispatcher.states, t.call, params, dispatcher.config.logger);
+  const ctx = new HandlerContext(dispatcher, t.call, round);
+  if (t.views.length > 0 && t.key === TOOLS_CALL) {
+    const name = params.name;
+    const actual = typeof name === 'string' ? resolveThrough(name, t.views) : undefined;
+    if (typeof name === 'string' && actual === undefined) {
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: "${clip(name, 64)}"`, { tool: name });
+    }
+    if (actual !== undefined && actual !== name) params = { ...params, name: actual };
+  }
+  return t.bound.fn.call(t.bound.self, params, ctx);
+}
+
+/**
+ * The rest of a request after its first call: await it; on a legacy request serve each input-required round
+ * with real server-to-client requests (the same handler, called again with the answers); apply the tool filter
+ * to a tools/list result; then answer.
+ */
+async function runRounds(
+  dispatcher: Dispatcher,
+  t: Target,
+  original: JsonObject,
+  first: unknown,
+): Promise<void> {
+  const { call } = t;
+  let value: unknown;
+  try {
+    value = await first;
+    for (let round = 1; isInputRequiredResult(value); round++) {
+      const asked = checkedInputRequired(value, call);
+      if (call.era !== 'legacy') break;
+      const state = handedBackState(dispatcher.states, call, original, asked);
+      const answers = await dispatcher.inputs.ask(call, asked, round);
+      const params: JsonObject = { ...original, inputResponses: answers };
+      if (asked.requestState !== undefined) params.requestState = asked.requestState;
+      const given: RoundInput = { params, inputResponses: Object.freeze(answers) };
+      if (state !== undefined) given.requestState = state;
+      value = await invoke(dispatcher, t, params, given);
+    }
+    if (t.views.length > 0 && t.key === TOOLS_LIST && isObj(value) && Array.isArray(value.tools)) {
+      const tools = exposeList(value.tools, t.views);
+      if (!tools)
+        throw new Error(
+          'tools/list: a listed tool has no string name; the list is withheld (tool filter fails closed)',
+        );
+      value = { ...value, tools };
+    }
+  } catch (err) {
+    return failed(dispatcher, call, err);
+  }
+  return settle(dispatcher, t, value);
+}
+
+/** A result through the outbound transforms, then answered. */
+function settle(dispatcher: Dispatcher, t: Target, value: unknown): void | Promise<void> {
+  let out: unknown;
+  try {
+    out = applyOutbound(t.call.reply.locals, value, t.call.method, 'result');
+  } catch (err) {
+    return failed(dispatcher, t.call, err);
+  }
+  if (!isThenable(out)) return answer(dispatcher, t, out);
+  return Promise.resolve(out).then(
+    (v) => answer(dispatcher, t, v),
+    (err: unknown) => failed(dispatcher, t.call, err),
+  );
+}
+
+/** A handler's failure: nothing more for a cancelled call, else the error answer. */
+function failed(dispatcher: Dispatcher, call: Call, err: unknown): void | Promise<void> {
+  if (call.ac.aborted) {
+    call.reply.locals.response = { resultType: 'cancelled' };
+    return;
+  }
+  return sendThrown(call.reply, err, dispatcher.config.logger);
+}
+
+/** Encode and write a handler's (transformed) result. */
+function answer(dispatcher: Dispatcher, t: Target, value: unknown): void | Promise<void> {
+  const { reply } = t.call;
+  const { mcp, era, locals } = reply;
+  const { config } = dispatcher;
+  const method = t.call.method;
+  if (t.call.ac.aborted) {
+    locals.response = { resultType: 'cancelled' };
+    return;
+  }
+  let encoded: EncodeResult;
+  let text = '';
+  try {
+    encoded = encodeResult(value, {
+      era,
+      method,
+      cache: config.cache.get(t.key),
+      serverInfo: config.serverInfo,
+    });
+    if (encoded.ok) text = JSON.stringify({ jsonrpc: '2.0', id: mcp.id, result: encoded.result });
+  } catch (err) {
+    log(config.logger, 'error', `dispatch: the result of ${clip(method)} is not serializable`, {
+      method: clip(method),
+      error: errorMeta(err),
+    });
+    return sendRpcError(reply, internalError(), config.logger);
+  }
+  if (!encoded.ok) {
+    log(config.logger, 'error', `dispatch: ${encoded.message}`, {
+      method: clip(method),
+      reason: encoded.reason,
+    });
+    return sendRpcError(reply, internalError(), config.logger);
+  }
+  const record: { resultType: string; toolError?: boolean } = { resultType: encoded.resultType };
+  if (t.key === TOOLS_CALL) record.toolError = encoded.result.isError === true;
+  return reply.send(200, text, record);
+}

@@ -1,0 +1,67 @@
+import {
+  foldMethod,
+  isCacheable,
+  isRemovedInModern,
+  isRoutableMethod,
+  requiredCapability,
+  routeKey,
+  routeOf,
+  splitFolded,
+} from '../../lib/routing';
+
+describe('foldMethod', () => {
+  test.each([
+    ['tools/list', 'tools.list'],
+    ['tools/call', 'tools.call'],
+    ['initialize', 'initialize'],
+    ['notifications/initialized', 'notifications.initialized'],
+    ['resources/read', 'resources.read'],
+    ['resources/templates/list', 'resources.templatesList'],
+    ['notifications/resources/updated', 'notifications.resourcesUpdated'],
+    ['server/discover', 'server.discover'],
+    ['completion/complete', 'completion.complete'],
+    ['a/b/c/d', 'a.bCD'],
+    ['tools/', 'tools.'],
+    ['tools//list', 'tools.List'],
+    ['/list', '.list'],
+    ['to"ols/li\\st', 'to"ols.li\\st'],
+    ['инструменты/список', 'инструменты.список'],
+  ])('%j → %j', (input, out) => {
+    expect(foldMethod(input)).toBe(out);
+  });
+
+  test('splitFolded', () => {
+    expect(splitFolded('tools.list')).toEqual(['tools', 'list']);
+    expect(splitFolded('resources.templatesList')).toEqual(['resources', 'templatesList']);
+    expect(splitFolded('ping')).toEqual(['', 'ping']);
+  });
+});
+
+describe('routeOf and routeKey', () => {
+  test.each([
+    ['tools/list', ['tools', 'list']],
+    ['resources/templates/list', ['resources', 'templatesList']],
+    ['ping', ['', 'ping']],
+    ['tools.list', ['', 'tools.list']],
+  ] as const)('%j → %j', (method, route) => {
+    expect(routeOf(method)).toEqual(route);
+  });
+
+  test('a root method named like a folded one is another route', () => {
+    expect(routeKey('tools.list')).not.toBe(routeKey('tools/list'));
+    expect(routeKey('resources/templatesList')).toBe(routeKey('resources/templates/list'));
+  });
+
+  test('the tables match every spelling of a route, and only that route', () => {
+    expect(isCacheable('resources/templatesList')).toBe(true);
+    expect(isCacheable('tools.list')).toBe(false);
+    expect(requiredCapability('resources/subscribe')).toBe('resources.subscribe');
+    expect(requiredCapability('server/discover')).toBeUndefined();
+    expect(isRemovedInModern('logging/setLevel')).toBe(true);
+    expect(isRemovedInModern('tools/list')).toBe(false);
+  });
+
+  test.each(['', '/tools', 'tools/', 'tools//call', 'tools/call/'])('%j is not routable', (method) => {
+    expect(isRoutableMethod(method)).toBe(false);
+  });
+});
