@@ -16,7 +16,7 @@ declare global {
   /** A resource source of the application's. */
   const catalogueSource: ResourceSource;
   /** A file watcher. */
-  const watcher: { on(event: string, listener: (...args: any[]) => void): void };
+  const watcher: { on(event: string, listener: (path: string) => void): void };
   /** The application's cache, database and domain functions. */
   const cache: { clear(options: { signal: AbortSignal }): Promise<number> };
   const clickhouse: { query(sql: string): Promise<unknown[]> };

@@ -7,12 +7,16 @@
  *      `mcpware` and `mcpware/*` mapped to the source as package.json's exports map them. A block marked
  *      ```ts ignore is skipped. Placeholders the snippets share are declared in docs/snippet-globals.d.ts.
  *   3. Every relative link in those files resolves to a file, and an anchor to a heading of the target page.
+ *   4. Those files, CONTRIBUTING.md and CHANGELOG.md are formatted by prettier (the repository's .prettierignore
+ *      leaves markdown out of `npm run lint`, so the check is made here).
  *
  * Usage: node scripts/docs-check.mjs [--write] [--no-tsc]
  */
 import { spawnSync } from 'node:child_process';
+import console from 'node:console';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { tsImport } from 'tsx/esm/api';
 
@@ -60,7 +64,9 @@ async function errorsPage(files) {
   for (const [reason, spec] of Object.entries(errors.REFUSALS)) {
     const pages = pagesNaming(reason, files);
     if (pages.length === 0) problems.push(`${ERRORS_PAGE}: no page's Refusals section names \`${reason}\``);
-    const links = pages.map((p) => `[${p.slice(p.lastIndexOf('/') + 1, -'.md'.length)}](${p.slice('docs/'.length)})`);
+    const links = pages.map(
+      (p) => `[${p.slice(p.lastIndexOf('/') + 1, -'.md'.length)}](${p.slice('docs/'.length)})`,
+    );
     const code = `${spec.code} ${codeName.get(spec.code) ?? ''}`.trim();
     rows.push(`| \`${reason}\` | ${code} | ${status(spec.status)} | ${spec.message} | ${links.join(', ')} |`);
   }
@@ -109,7 +115,10 @@ async function checkErrorsPage(files) {
 /** Format markdown the way prettier would (the generated page is committed formatted). */
 function prettierFormat(text, path) {
   const bin = join(root, 'node_modules', '.bin', 'prettier');
-  const run = spawnSync(bin, ['--stdin-filepath', path, '--ignore-path', '/dev/null'], { input: text, encoding: 'utf8' });
+  const run = spawnSync(bin, ['--stdin-filepath', path, '--ignore-path', '/dev/null'], {
+    input: text,
+    encoding: 'utf8',
+  });
   if (run.status !== 0) throw new Error(`prettier failed: ${run.stderr}`);
   return run.stdout;
 }
@@ -170,7 +179,10 @@ function checkSnippets(files) {
     }
   }
   writeFileSync(join(outDir, 'package.json'), '{ "type": "module" }\n');
-  writeFileSync(join(outDir, 'snippet-globals.d.ts'), readFileSync(join(root, 'docs', 'snippet-globals.d.ts')));
+  writeFileSync(
+    join(outDir, 'snippet-globals.d.ts'),
+    readFileSync(join(root, 'docs', 'snippet-globals.d.ts')),
+  );
   const tsconfig = {
     compilerOptions: {
       target: 'ES2022',
@@ -246,7 +258,9 @@ function checkLinks(files) {
         count++;
         const [pathPart, anchor] = target.split('#');
         const where = `${file}:${i + 1}`;
-        const dest = pathPart ? join(dirname(join(root, file)), decodeURIComponent(pathPart)) : join(root, file);
+        const dest = pathPart
+          ? join(dirname(join(root, file)), decodeURIComponent(pathPart))
+          : join(root, file);
         if (!existsSync(dest)) {
           problems.push(`${where}: link to ${target}: no such file`);
           continue;
@@ -261,14 +275,37 @@ function checkLinks(files) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// 4. Formatted
+
+function checkFormat(files) {
+  const bin = join(root, 'node_modules', '.bin', 'prettier');
+  const all = [...files, 'CONTRIBUTING.md', 'CHANGELOG.md', 'docs/snippet-globals.d.ts'];
+  const run = spawnSync(bin, ['--check', '--ignore-path', '/dev/null', ...all], {
+    cwd: root,
+    encoding: 'utf8',
+  });
+  if (run.status !== 0) {
+    for (const line of run.stderr.split('\n')) {
+      const m = /^\[warn\] (.+\.(?:md|ts))$/.exec(line.trim());
+      if (m)
+        problems.push(`${m[1]}: not formatted: run npx prettier --ignore-path /dev/null --write ${m[1]}`);
+    }
+    if (!problems.some((p) => p.includes('not formatted'))) problems.push(`prettier: ${run.stderr}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
 
 const files = markdownFiles();
 await checkErrorsPage(files);
 const links = checkLinks(files);
+checkFormat(files);
 const snippets = args.has('--no-tsc') ? 0 : checkSnippets(files);
 if (problems.length > 0) {
   for (const p of problems) console.error(p);
   console.error(`\ndocs-check: ${problems.length} problem(s)`);
   process.exit(1);
 }
-console.log(`docs-check: ${files.length} pages, ${snippets} code blocks compiled, ${links} relative links resolved`);
+console.log(
+  `docs-check: ${files.length} pages, ${snippets} code blocks compiled, ${links} relative links resolved`,
+);
