@@ -3,12 +3,12 @@
  * The docs checks, run by `npm run docs:check`:
  *   1. docs/errors.md is generated from lib/errors.ts `REFUSALS`: with `--write` it is rewritten, without it a
  *      difference fails the check. Every refusal reason must appear in a page's Refusals section.
- *   2. Every ```ts block in README.md and docs/**\/*.md type-checks (tsc --noEmit, module nodenext), with
- *      `mcpware` and `mcpware/*` mapped to the source as package.json's exports map them. A block marked
- *      ```ts ignore is skipped. Placeholders the snippets share are declared in docs/snippet-globals.d.ts.
+ *   2. Every ```ts block in README.md, CONTRIBUTING.md, CHANGELOG.md and docs/**\/*.md type-checks (tsc --noEmit,
+ *      module nodenext), with `mcpware` and `mcpware/*` mapped to the source as package.json's exports map them.
+ *      A block marked ```ts ignore is skipped. Placeholders the snippets share are in docs/snippet-globals.d.ts.
  *   3. Every relative link in those files resolves to a file, and an anchor to a heading of the target page.
- *   4. Those files, CONTRIBUTING.md and CHANGELOG.md are formatted by prettier (the repository's .prettierignore
- *      leaves markdown out of `npm run lint`, so the check is made here).
+ *   4. Those files are formatted by prettier (.prettierignore leaves markdown out of `npm run lint`, so the check
+ *      is made here).
  *
  * Usage: node scripts/docs-check.mjs [--write] [--no-tsc]
  */
@@ -25,9 +25,9 @@ const args = new Set(process.argv.slice(2));
 const write = args.has('--write');
 const problems = [];
 
-/** README.md and every markdown file under docs/, as paths relative to the root. */
+/** README.md, CONTRIBUTING.md, CHANGELOG.md and every markdown file under docs/, relative to the root. */
 function markdownFiles() {
-  const out = ['README.md'];
+  const out = ['README.md', 'CONTRIBUTING.md', 'CHANGELOG.md'];
   const walk = (dir) => {
     for (const name of readdirSync(join(root, dir)).sort()) {
       const rel = join(dir, name);
@@ -279,7 +279,7 @@ function checkLinks(files) {
 
 function checkFormat(files) {
   const bin = join(root, 'node_modules', '.bin', 'prettier');
-  const all = [...files, 'CONTRIBUTING.md', 'CHANGELOG.md', 'docs/snippet-globals.d.ts'];
+  const all = [...files, 'docs/snippet-globals.d.ts'];
   const run = spawnSync(bin, ['--check', '--ignore-path', '/dev/null', ...all], {
     cwd: root,
     encoding: 'utf8',
