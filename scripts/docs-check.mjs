@@ -7,8 +7,8 @@
  *      module nodenext), with `mcpware` and `mcpware/*` mapped to the source as package.json's exports map them.
  *      A block marked ```ts ignore is skipped. Placeholders the snippets share are in docs/snippet-globals.d.ts.
  *   3. Every relative link in those files resolves to a file, and an anchor to a heading of the target page.
- *   4. Those files are formatted by prettier (.prettierignore leaves markdown out of `npm run lint`, so the check
- *      is made here).
+ *   4. Those files are formatted by prettier, prose wrapped (.prettierignore leaves markdown out of `npm run lint`,
+ *      so the check is made here). `--write` formats them.
  *
  * Usage: node scripts/docs-check.mjs [--write] [--no-tsc]
  */
@@ -112,10 +112,16 @@ async function checkErrorsPage(files) {
   }
 }
 
+/**
+ * How the docs are formatted: the repository's prettier options, markdown not ignored, prose wrapped at the print
+ * width.
+ */
+const PRETTIER_FLAGS = ['--ignore-path', '/dev/null', '--prose-wrap', 'always'];
+
 /** Format markdown the way prettier would (the generated page is committed formatted). */
 function prettierFormat(text, path) {
   const bin = join(root, 'node_modules', '.bin', 'prettier');
-  const run = spawnSync(bin, ['--stdin-filepath', path, '--ignore-path', '/dev/null'], {
+  const run = spawnSync(bin, ['--stdin-filepath', path, ...PRETTIER_FLAGS], {
     input: text,
     encoding: 'utf8',
   });
@@ -275,7 +281,7 @@ function checkLinks(files) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// 4. Formatted
+// 4. Formatted (with --write: format)
 
 function checkFormat(files) {
   const bin = join(root, 'node_modules', '.bin', 'prettier');
