@@ -286,15 +286,14 @@ function checkLinks(files) {
 function checkFormat(files) {
   const bin = join(root, 'node_modules', '.bin', 'prettier');
   const all = [...files, 'docs/snippet-globals.d.ts'];
-  const run = spawnSync(bin, ['--check', '--ignore-path', '/dev/null', ...all], {
+  const run = spawnSync(bin, [write ? '--write' : '--check', ...PRETTIER_FLAGS, ...all], {
     cwd: root,
     encoding: 'utf8',
   });
   if (run.status !== 0) {
     for (const line of run.stderr.split('\n')) {
       const m = /^\[warn\] (.+\.(?:md|ts))$/.exec(line.trim());
-      if (m)
-        problems.push(`${m[1]}: not formatted: run npx prettier --ignore-path /dev/null --write ${m[1]}`);
+      if (m) problems.push(`${m[1]}: not formatted: run npm run docs:write`);
     }
     if (!problems.some((p) => p.includes('not formatted'))) problems.push(`prettier: ${run.stderr}`);
   }
