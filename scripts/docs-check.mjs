@@ -7,7 +7,9 @@
  *      module nodenext), with `mcpware` and `mcpware/*` mapped to the source as package.json's exports map them.
  *      A block marked ```ts ignore is skipped. Placeholders the snippets share are in docs/snippet-globals.d.ts.
  *   3. Every relative link in those files resolves to a file, and an anchor to a heading of the target page.
- *   4. Those files are formatted by prettier, prose wrapped (.prettierignore leaves markdown out of `npm run lint`,
+ *   4. Every page under docs/middleware/ and docs/handlers/ has the sections Usage, Options, Refusals,
+ *      `req.locals` and Examples, in that order.
+ *   5. Those files are formatted by prettier, prose wrapped (.prettierignore leaves markdown out of `npm run lint`,
  *      so the check is made here). `--write` formats them.
  *
  * Usage: node scripts/docs-check.mjs [--write] [--no-tsc]
@@ -281,7 +283,26 @@ function checkLinks(files) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// 4. Formatted (with --write: format)
+// 4. The sections of a subpath's page
+
+const SECTIONS = ['## Usage', '## Options', '## Refusals', '## `req.locals`', '## Examples'];
+
+function checkSections(files) {
+  for (const file of files) {
+    if (!/^docs\/(middleware|handlers)\//.test(file)) continue;
+    const headings = readFileSync(join(root, file), 'utf8')
+      .split('\n')
+      .filter((line) => SECTIONS.includes(line.trim()));
+    if (headings.join('\n') !== SECTIONS.join('\n')) {
+      problems.push(
+        `${file}: expected the sections ${SECTIONS.join(', ')} in that order, got ${headings.join(', ')}`,
+      );
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 5. Formatted (with --write: format)
 
 function checkFormat(files) {
   const bin = join(root, 'node_modules', '.bin', 'prettier');
@@ -304,6 +325,7 @@ function checkFormat(files) {
 const files = markdownFiles();
 await checkErrorsPage(files);
 const links = checkLinks(files);
+checkSections(files);
 checkFormat(files);
 const snippets = args.has('--no-tsc') ? 0 : checkSnippets(files);
 if (problems.length > 0) {
