@@ -15,11 +15,12 @@ import {
   retryAfterSeconds,
   workMs,
 } from '../../lib/limits.js';
-import { type MaybePromise, isThenable, then } from '../internal/maybe-promise.js';
+import { type MaybePromise, isThenable } from '../internal/maybe-promise.js';
 import { parseRequest } from '../internal/parse-step.js';
 import { sendInternalError, sendRefusal } from '../internal/respond.js';
 import { type Limiter, type Slot, StoreUnavailableError } from './limiter.js';
 import type { LimitsConfig } from './options.js';
+import type { BudgetUse, RpmResult } from './store.js';
 
 const NAME = 'limits';
 
@@ -46,7 +47,11 @@ interface Attempt {
 
 /** Why a check refused, or `'gone'`: the client left before the checks ended. */
 type Verdict = { reason: LimitReason; waitMs: number } | 'gone' | undefined;
-type Check = (a: Attempt) => MaybePromise<Verdict>;
+/** One check: what it asks the limiter, and how it reads the answer. */
+interface Check<T> {
+  ask(a: Attempt): MaybePromise<T>;
+  judge(a: Attempt, answer: T): Verdict;
+}
 
 export interface Admission {
   /** Admit `req` (a POST) and call `next`, or refuse it; never throws. */
@@ -134,29 +139,31 @@ export function createAdmission(config: LimitsConfig, limiter: Limiter): Admissi
     }
   };
 
-  const budget: Check = (a) =>
-    then(limiter.budgetUsed(a.key), (use) =>
+  const budget: Check<BudgetUse | null> = {
+    ask: (a) => limiter.budgetUsed(a.key),
+    judge: (_a, use) =>
       use && use.used >= config.costBudgetPerHour
         ? { reason: 'cost_budget', waitMs: use.msBeforeNext }
         : undefined,
-    );
+  };
 
-  const slot =
-    (scope: InflightScope, limit: number, reason: LimitReason): Check =>
-    (a) => {
+  const slot = (scope: InflightScope, limit: number, reason: LimitReason): Check<Slot | undefined> => ({
+    ask: (a) => (a.longLived ? undefined : limiter.acquire(scope, scope === 'global' ? 'all' : a.key, limit)),
+    judge(a, s) {
       if (a.longLived) return undefined;
-      return then(limiter.acquire(scope, scope === 'global' ? 'all' : a.key, limit), (s) => {
-        if (!s) return { reason, waitMs: CONCURRENCY_RETRY_MS };
-        a.held.push(s);
-        count(scope, 1);
-        return undefined;
-      });
-    };
+      if (!s) return { reason, waitMs: CONCURRENCY_RETRY_MS };
+      a.held.push(s);
+      count(scope, 1);
+      return undefined;
+    },
+  });
 
-  const rpm: Check = (a) =>
-    then(limiter.takeRpm(a.key), (r) => (r.ok ? undefined : { reason: 'rpm', waitMs: r.msBeforeNext }));
+  const rpm: Check<RpmResult> = {
+    ask: (a) => limiter.takeRpm(a.key),
+    judge: (_a, r) => (r.ok ? undefined : { reason: 'rpm', waitMs: r.msBeforeNext }),
+  };
 
-  const checks: Check[] = [];
+  const checks: Check<unknown>[] = [];
   if (config.costBudgetPerHour > 0) checks.push(budget);
   if (config.perUserConcurrency > 0) checks.push(slot('user', config.perUserConcurrency, 'user_concurrent'));
   if (config.globalConcurrency > 0)
@@ -167,9 +174,13 @@ export function createAdmission(config: LimitsConfig, limiter: Limiter): Admissi
   const runChecks = (a: Attempt, from: number): MaybePromise<Verdict> => {
     for (let i = from; i < checks.length; i++) {
       if (a.closed) return 'gone';
-      const v = checks[i]!(a);
-      if (isThenable(v)) return v.then((r) => r ?? runChecks(a, i + 1));
-      if (v !== undefined) return v;
+      const check = checks[i]!;
+      const answer = check.ask(a);
+      if (isThenable(answer)) {
+        return (answer as Promise<unknown>).then((x) => check.judge(a, x) ?? runChecks(a, i + 1));
+      }
+      const verdict = check.judge(a, answer);
+      if (verdict !== undefined) return verdict;
     }
     return undefined;
   };
@@ -228,8 +239,9 @@ export function createAdmission(config: LimitsConfig, limiter: Limiter): Admissi
       };
       res.once('close', () => settle(a));
       try {
-        const done = then(runChecks(a, 0), (verdict) => decide(a, verdict, next));
-        if (isThenable(done)) done.then(undefined, (e: unknown) => fail(a, e));
+        const verdict = runChecks(a, 0);
+        if (!isThenable(verdict)) decide(a, verdict, next);
+        else verdict.then((v) => decide(a, v, next)).catch((e: unknown) => fail(a, e));
       } catch (e) {
         fail(a, e);
       }

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { BUDGET_WINDOW_SECONDS, type InflightScope, RPM_WINDOW_SECONDS } from '../../lib/limits.js';
 import { log } from '../internal/log.js';
-import { type MaybePromise, isThenable, then } from '../internal/maybe-promise.js';
+import { type MaybePromise, isThenable } from '../internal/maybe-promise.js';
 import type { Logger } from '../types.js';
 import { type MemoryStore, createMemoryStore } from './memory-store.js';
 import type { LimitsConfig, LimitsHooks } from './options.js';
@@ -151,9 +151,6 @@ export function createLimiter(primary: LimitsStore, outage?: OutageOptions): Lim
     throw new StoreUnavailableError(err);
   };
 
-  const run = <T>(op: (s: LimitsStore) => MaybePromise<T>, onTimeout?: () => void): MaybePromise<T> =>
-    outage ? guarded(outage, op, onTimeout) : op(primary);
-
   const release = (slot: Slot): void => {
     const r = slot.store.release(slot.scope, slot.key, slot.token);
     if (!isThenable(r) || !outage) return;
@@ -161,29 +158,37 @@ export function createLimiter(primary: LimitsStore, outage?: OutageOptions): Lim
     withTimeout(r, outage.timeoutMs).catch((e: unknown) => failed(outage, asError(e), 'dropped'));
   };
 
+  // Without an outage policy each call goes to the primary as it is, so a synchronous store answers synchronously.
   return {
-    budgetUsed: (key) => run((s) => s.budgetUsed(key)),
-    takeRpm: (key) => run((s) => s.takeRpm(key)),
+    budgetUsed: (key) => (outage ? guarded(outage, (s) => s.budgetUsed(key)) : primary.budgetUsed(key)),
+    takeRpm: (key) => (outage ? guarded(outage, (s) => s.takeRpm(key)) : primary.takeRpm(key)),
     acquire(scope, key, limit) {
-      const token = `${instance}:${++seq}`;
-      let answered: LimitsStore = primary;
-      const granted = run(
-        (s) => {
-          answered = s;
-          return s.acquire(scope, key, limit, token);
-        },
-        // Given up on: Redis may still grant the slot later. Release it now; the ZREM queues behind the acquire.
-        () => release({ scope, key, token, store: primary }),
-      );
-      return then(granted, (ok) => (ok ? { scope, key, token, store: answered } : undefined));
+      // Only Redis names its slots: there they are members of a set that every replica shares.
+      const token = primary.name === 'redis' ? `${instance}:${++seq}` : '';
+      const slot: { -readonly [K in keyof Slot]: Slot[K] } = { scope, key, token, store: primary };
+      const granted = outage
+        ? guarded(
+            outage,
+            (s) => {
+              slot.store = s;
+              return s.acquire(scope, key, limit, token);
+            },
+            // Given up on: Redis may still grant the slot later. Release it now; the ZREM queues behind the acquire.
+            () => release({ scope, key, token, store: primary }),
+          )
+        : primary.acquire(scope, key, limit, token);
+      if (isThenable(granted)) return granted.then((ok) => (ok ? slot : undefined));
+      return granted ? slot : undefined;
     },
     release,
     charge(key, ms) {
-      const r = run((s) => s.chargeBudget(key, ms));
-      if (!isThenable(r)) return;
-      r.then(undefined, (e: unknown) => {
+      if (!outage) {
+        void primary.chargeBudget(key, ms);
+        return;
+      }
+      guarded(outage, (s) => s.chargeBudget(key, ms)).catch((e: unknown) => {
         // A store failure was reported already; anything else is unexpected.
-        if (!(e instanceof StoreUnavailableError) && outage) {
+        if (!(e instanceof StoreUnavailableError)) {
           log(outage.logger, 'error', 'limits: charging the budget failed', { error: asError(e).message });
         }
       });

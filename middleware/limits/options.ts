@@ -19,6 +19,7 @@ import type { Logger } from '../types.js';
 import type { RedisClientLike } from './redis-store.js';
 
 const NAME = 'limits';
+const noop = (): void => {};
 
 /** What to do while Redis cannot be reached. */
 export type OutagePolicy = 'fail-open' | 'fail-closed';
@@ -139,8 +140,8 @@ function resolveHooks(value: LimitsHooks | undefined, logger: Logger): Readonly<
   knownKeys(NAME, hooks, HOOK_NAMES, 'hooks.');
   const safe = <A extends unknown[]>(name: (typeof HOOK_NAMES)[number]) => {
     const f = fnOption<(...args: A) => void>(NAME, `hooks.${name}`, hooks[name]);
+    if (!f) return noop;
     return (...args: A): void => {
-      if (!f) return;
       try {
         f(...args);
       } catch (e) {
