@@ -15,8 +15,3 @@ export function isThenable(v: unknown): v is PromiseLike<unknown> {
 
 /** A value, or a promise of it. */
 export type MaybePromise<T> = T | Promise<T>;
-
-/** `f(value)`: at once when `value` is plain, once it resolves when it is a promise. */
-export function then<T, U>(value: MaybePromise<T>, f: (v: T) => MaybePromise<U>): MaybePromise<U> {
-  return isThenable(value) ? (value as Promise<T>).then(f) : f(value as T);
-}
