@@ -118,10 +118,51 @@ async function sendUnavailable(req: IncomingMessage, res: ServerResponse) {
 }
 
 /**
- * The admission of one middleware. The checks run in this order, so that a refusal by an earlier one takes
- * nothing from a later one: the budget, a per-user slot, a global slot, one request of the minute window. Each
- * limit that is off has no check. A refusal gives back the slots taken; an admitted request gives them back
- * when its response closes, and its work is added to the budget then.
+ * The checks of the limits that are on, in their order: the budget, a per-user slot, a global slot, one request
+ * of the minute window. `hold` keeps a slot a check took.
+ */
+function checksOf(
+  config: LimitsConfig,
+  limiter: Limiter,
+  hold: (a: Attempt, slot: Slot) => void,
+): Check<unknown>[] {
+  const budget: Check<BudgetUse | null> = {
+    ask: (a) => limiter.budgetUsed(a.key),
+    judge: (_a, use) =>
+      use && use.used >= config.costBudgetPerHour
+        ? { reason: 'cost_budget', waitMs: use.msBeforeNext }
+        : undefined,
+  };
+
+  const slot = (scope: InflightScope, limit: number, reason: LimitReason): Check<Slot | undefined> => ({
+    ask: (a) => (a.longLived ? undefined : limiter.acquire(scope, scope === 'global' ? 'all' : a.key, limit)),
+    judge(a, s) {
+      if (a.longLived) return undefined;
+      if (!s) return { reason, waitMs: CONCURRENCY_RETRY_MS };
+      hold(a, s);
+      return undefined;
+    },
+  });
+
+  const rpm: Check<RpmResult> = {
+    ask: (a) => limiter.takeRpm(a.key),
+    judge: (_a, r) => (r.ok ? undefined : { reason: 'rpm', waitMs: r.msBeforeNext }),
+  };
+
+  const checks: Check<unknown>[] = [];
+  if (config.costBudgetPerHour > 0) checks.push(budget);
+  if (config.perUserConcurrency > 0) checks.push(slot('user', config.perUserConcurrency, 'user_concurrent'));
+  if (config.globalConcurrency > 0)
+    checks.push(slot('global', config.globalConcurrency, 'global_concurrent'));
+  if (config.perUserRpm > 0) checks.push(rpm);
+
+  return checks;
+}
+
+/**
+ * The admission of one middleware. The checks run in order and stop at the first refusal, so that a refusal
+ * by an earlier one takes nothing from a later one. A refusal gives back the slots taken; an admitted request
+ * gives them back when its response closes, and its work is added to the budget then.
  */
 export function createAdmission(config: LimitsConfig, limiter: Limiter): Admission {
   const { hooks, logger } = config;
@@ -139,36 +180,10 @@ export function createAdmission(config: LimitsConfig, limiter: Limiter): Admissi
     }
   };
 
-  const budget: Check<BudgetUse | null> = {
-    ask: (a) => limiter.budgetUsed(a.key),
-    judge: (_a, use) =>
-      use && use.used >= config.costBudgetPerHour
-        ? { reason: 'cost_budget', waitMs: use.msBeforeNext }
-        : undefined,
-  };
-
-  const slot = (scope: InflightScope, limit: number, reason: LimitReason): Check<Slot | undefined> => ({
-    ask: (a) => (a.longLived ? undefined : limiter.acquire(scope, scope === 'global' ? 'all' : a.key, limit)),
-    judge(a, s) {
-      if (a.longLived) return undefined;
-      if (!s) return { reason, waitMs: CONCURRENCY_RETRY_MS };
-      a.held.push(s);
-      count(scope, 1);
-      return undefined;
-    },
+  const checks = checksOf(config, limiter, (a, slot) => {
+    a.held.push(slot);
+    count(slot.scope, 1);
   });
-
-  const rpm: Check<RpmResult> = {
-    ask: (a) => limiter.takeRpm(a.key),
-    judge: (_a, r) => (r.ok ? undefined : { reason: 'rpm', waitMs: r.msBeforeNext }),
-  };
-
-  const checks: Check<unknown>[] = [];
-  if (config.costBudgetPerHour > 0) checks.push(budget);
-  if (config.perUserConcurrency > 0) checks.push(slot('user', config.perUserConcurrency, 'user_concurrent'));
-  if (config.globalConcurrency > 0)
-    checks.push(slot('global', config.globalConcurrency, 'global_concurrent'));
-  if (config.perUserRpm > 0) checks.push(rpm);
 
   /** The checks from `from` on; stops at the first refusal, or when the client has gone. */
   const runChecks = (a: Attempt, from: number): MaybePromise<Verdict> => {
