@@ -43,7 +43,7 @@ export interface RedisStore extends LimitsStore {
   readonly slotCount: number;
 }
 
-export class RedisNotReadyError extends Error {
+class RedisNotReadyError extends Error {
   constructor() {
     super('Redis connection is not ready');
     this.name = 'RedisNotReadyError';
