@@ -4,6 +4,7 @@
  *
  * Pure: no I/O, no timers, no clocks (callers pass `now` and durations in). {@link FixedWindows} keeps state, but
  * only what its callers put in it.
+ * @see docs/middleware/limits.md
  */
 
 /** Which limit refused a request. Logs, metrics and the refusal's `data.limit` use these names. */

@@ -12,3 +12,6 @@ export function isThenable(v: unknown): v is PromiseLike<unknown> {
     typeof (v as { then?: unknown }).then === 'function'
   );
 }
+
+/** A value, or a promise of it. */
+export type MaybePromise<T> = T | Promise<T>;

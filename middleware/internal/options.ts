@@ -33,17 +33,16 @@ export function optionsObject<T extends object>(factory: string, value: T | unde
 }
 
 /**
- * Refuses any own key of `options` that is not in `known`, naming the closest known name. `prefix` names a
- * nested object (`'store.'`) in the message.
+ * Refuses any own key of `options` that is not in `known`, naming the closest known name, or listing the known
+ * names when none is close. `prefix` names a nested object (`'store.'`) in the message:
+ * `limits: unknown option store."timeout"; did you mean "timeoutMs"?`.
  */
 export function knownKeys(factory: string, options: object, known: readonly string[], prefix = ''): void {
   for (const key of Object.keys(options)) {
     if (known.includes(key)) continue;
     const near = closest(key, known);
-    const hint = near === undefined ? '' : `; did you mean "${prefix}${near}"?`;
-    throw new TypeError(
-      `${factory}: unknown option "${prefix}${key}"${hint} (known: ${known.map((k) => prefix + k).join(', ')})`,
-    );
+    const hint = near === undefined ? `; known options: ${known.join(', ')}` : `; did you mean "${near}"?`;
+    throw new TypeError(`${factory}: unknown option ${prefix}"${key}"${hint}`);
   }
 }
 

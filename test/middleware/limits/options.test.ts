@@ -33,6 +33,20 @@ describe('limits(): option validation', () => {
     expect(() => limits({ rpm: 5 } as never)).toThrow(/unknown option "rpm"; known options:/);
   });
 
+  it('refuses a misspelt option, at any level, naming the right one', () => {
+    expect(() => limits({ perUserConcurency: 2 } as never)).toThrow(
+      /limits: unknown option "perUserConcurency"; did you mean "perUserConcurrency"/,
+    );
+    expect(() => limits({ hooks: { onDenid: () => {} } } as never)).toThrow(
+      /unknown option hooks\."onDenid"; did you mean "onDenied"/,
+    );
+    const redis = idleClient();
+    expect(() => limits({ store: { redis, onOutage: 'fail-open', slotLease: 1000 } } as never)).toThrow(
+      /unknown option store\."slotLease"; did you mean "slotLeaseMs"/,
+    );
+    redis.disconnect();
+  });
+
   it('catches app.use(limits) written for app.use(limits())', () => {
     const req = new http.IncomingMessage(null as never);
     req.method = 'POST';

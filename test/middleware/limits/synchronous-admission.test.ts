@@ -1,107 +1,15 @@
 /**
- * The in-memory store decides synchronously: its fixed windows (lib/limits `FixedWindows`, checked here against
- * rate-limiter-flexible's `RateLimiterMemory`), next() in the same tick, synchronous release and charge, windows
- * that reset after their duration, and ended windows that do not pile up.
+ * The in-memory store decides synchronously: next() in the same tick, synchronous release and charge, and windows
+ * that reset after their duration. (Its fixed windows, lib/limits `FixedWindows`, are checked against
+ * rate-limiter-flexible's `RateLimiterMemory` in test/lib/limits.test.ts.)
  */
-import fc from 'fast-check';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import { FixedWindows, type LimitReason } from '../../../lib/limits';
+import type { LimitReason } from '../../../lib/limits';
 import { type LimitsOptions, limits } from '../../../middleware/limits/index';
 import type { McpRequest } from '../../../lib/request';
 
 const OFF = { perUserRpm: 0, perUserConcurrency: 0, globalConcurrency: 0, costBudgetPerHour: 0 };
-
-describe('FixedWindows', () => {
-  it('counts exactly within a window and opens a new one at the first add after it ended', () => {
-    const w = new FixedWindows(60_000);
-    expect(w.count('a', 0)).toBe(0);
-    expect(w.msLeft('a', 0)).toBe(0);
-    expect(w.add('a', 1, 1000)).toBe(1);
-    expect(w.msLeft('a', 1000)).toBe(60_000);
-    for (let i = 2; i <= 7; i++) expect(w.add('a', 1, 1000 + i)).toBe(i);
-    expect(w.add('a', 5, 30_000)).toBe(12);
-    expect(w.count('a', 60_999)).toBe(12);
-    expect(w.msLeft('a', 60_999)).toBe(1);
-    expect(w.count('b', 60_999)).toBe(0); // per key
-    // Ended at 61 000: read as absent, and the next add starts again.
-    expect(w.count('a', 61_000)).toBe(0);
-    expect(w.msLeft('a', 61_000)).toBe(0);
-    expect(w.add('a', 1, 70_000)).toBe(1);
-    expect(w.msLeft('a', 70_000)).toBe(60_000);
-  });
-
-  it('drops ended windows as new ones open: many distinct keys stay bounded', () => {
-    const w = new FixedWindows(60_000);
-    // 100 new keys a second for 10 minutes: 60,000 keys in all, at most one minute's worth kept.
-    for (let t = 0; t < 600; t++) {
-      for (let i = 0; i < 100; i++) w.add(`k${t}:${i}`, 1, t * 1000);
-      expect(w.size).toBeLessThanOrEqual(6000);
-    }
-    expect(w.size).toBe(6000);
-    // Every window has ended; the next one to open takes them away.
-    w.add('last', 1, 10_000_000);
-    expect(w.size).toBe(1);
-  });
-
-  it('a window opened again moves behind the others: live windows are never dropped', () => {
-    const w = new FixedWindows(1000);
-    w.add('a', 1, 0);
-    w.add('b', 1, 500);
-    w.add('a', 1, 1000); // a's first window ended: a new one until 2000
-    w.add('c', 1, 1600); // b ended at 1500 and goes; a (until 2000) and c stay
-    expect(w.size).toBe(2);
-    expect(w.count('a', 1999)).toBe(1);
-    expect(w.count('c', 1999)).toBe(1);
-  });
-
-  describe('the same answers as rate-limiter-flexible RateLimiterMemory', () => {
-    beforeEach(() => jest.useFakeTimers({ now: 1_000_000 }));
-    afterEach(() => jest.useRealTimers());
-
-    type Op = { wait: number; key: string; kind: 'consume' | 'penalty' | 'get'; points: number };
-    const op: fc.Arbitrary<Op> = fc.record({
-      wait: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 2500 })),
-      key: fc.constantFrom('a', 'b', 'c'),
-      kind: fc.constantFrom('consume', 'penalty', 'get'),
-      points: fc.integer({ min: 1, max: 4 }),
-    });
-
-    it('counts, refusals and msBeforeNext over random sequences', async () => {
-      await fc.assert(
-        fc.asyncProperty(fc.array(op, { maxLength: 60 }), async (ops) => {
-          const points = 5;
-          const rlf = new RateLimiterMemory({ points, duration: 2 });
-          const ours = new FixedWindows(2000);
-          for (const o of ops) {
-            jest.advanceTimersByTime(o.wait);
-            const now = Date.now();
-            if (o.kind === 'get') {
-              const r = await rlf.get(o.key);
-              expect(ours.count(o.key, now)).toBe(r ? r.consumedPoints : 0);
-              expect(ours.msLeft(o.key, now)).toBe(r ? r.msBeforeNext : 0);
-            } else if (o.kind === 'penalty') {
-              const r = await rlf.penalty(o.key, o.points);
-              expect(ours.add(o.key, o.points, now)).toBe(r.consumedPoints);
-              expect(ours.msLeft(o.key, now)).toBe(r.msBeforeNext);
-            } else {
-              const r = await rlf.consume(o.key, 1).catch((e: unknown) => {
-                if (e instanceof RateLimiterRes) return e;
-                throw e;
-              });
-              const n = ours.add(o.key, 1, now);
-              expect(n).toBe(r.consumedPoints);
-              expect(n > points).toBe(r.consumedPoints > points);
-              expect(ours.msLeft(o.key, now)).toBe(r.msBeforeNext);
-            }
-          }
-        }),
-        { numRuns: 200 },
-      );
-    });
-  });
-});
 
 /** A request and its response in process, no socket: what the middleware sees from node:http. */
 function call(user: string | undefined, id: unknown = 1) {
