@@ -26,8 +26,8 @@ describe('audit() options', () => {
     [{ logger: { log() {} }, maxBacklg: 5 }, 'maxBacklog'],
     [{ logger: { log() {} }, argument: ['who'] }, 'arguments'],
     [{ logger: { log() {} }, requestID: () => 'x' }, 'requestId'],
-    [{ logger: { log() {} }, redact: { rule: ['email'] } }, 'redact.rules'],
-    [{ logger: { log() {} }, redact: { maskEmailDomains: true } }, 'redact.maskEmailDomain'],
+    [{ logger: { log() {} }, redact: { rule: ['email'] } }, 'rules'],
+    [{ logger: { log() {} }, redact: { maskEmailDomains: true } }, 'maskEmailDomain'],
   ])('a misspelt option #%# is refused, naming the right one', (opts, meant) => {
     expect(() => audit(opts as never)).toThrow(TypeError);
     expect(() => audit(opts as never)).toThrow(`did you mean "${meant}"?`);
