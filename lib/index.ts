@@ -1,16 +1,110 @@
 /**
  * mcpware/lib: pure, framework-free protocol functions. No I/O.
  */
-export * from './errors.js';
-export * from './revisions.js';
-export * from './meta.js';
-export * from './sentinel.js';
-export * from './jsonrpc.js';
-export * from './classify.js';
-export * from './headers.js';
-export * from './xmcpheader.js';
-export * from './request.js';
-export * from './routing.js';
+export {
+  ErrorCode,
+  McpError,
+  McpwareError,
+  REFUSALS,
+  errorResponse,
+  isRequestId,
+  refusal,
+  refusalResponse,
+  statusFor,
+} from './errors.js';
+export type {
+  Era,
+  ErrorCodeValue,
+  HeaderMismatchData,
+  JsonRpcError,
+  JsonRpcErrorResponse,
+  MissingCapabilityData,
+  Refusal,
+  RefusalReason,
+  RequestId,
+  UnsupportedVersionData,
+} from './errors.js';
+export {
+  DEFAULT_LEGACY_VERSION,
+  FIRST_MODERN_VERSION,
+  LATEST_LEGACY_VERSION,
+  LATEST_MODERN_VERSION,
+  LEGACY_VERSIONS,
+  MODERN_VERSIONS,
+  SUPPORTED_VERSIONS,
+  isModernClaim,
+  isRevision,
+  negotiateVersion,
+} from './revisions.js';
+export {
+  LOG_LEVELS,
+  META,
+  MODERN_SIGNAL_KEYS,
+  isLogLevel,
+  isReservedMetaKey,
+  logLevelRank,
+  stripReservedMeta,
+} from './meta.js';
+export type { LogLevel } from './meta.js';
+export {
+  SENTINEL_PREFIX,
+  SENTINEL_SUFFIX,
+  decodeHeaderValue,
+  encodeHeaderValue,
+  isPlainHeaderValue,
+  isSentinel,
+} from './sentinel.js';
+export type { DecodeResult } from './sentinel.js';
+export {
+  DEFAULT_MAX_DEPTH,
+  classifyMessage,
+  isBatchBytes,
+  isBatchText,
+  parseMessage,
+  parseValue,
+} from './jsonrpc.js';
+export type {
+  ErrorMessage,
+  JsonObject,
+  Message,
+  MessageKind,
+  NotificationMessage,
+  ParseOptions,
+  ParseResult,
+  RequestMessage,
+  ResponseMessage,
+} from './jsonrpc.js';
+export { classifyRevision } from './classify.js';
+export type { Classification, ClassifyInput, ClassifyOptions, ClassifyResult } from './classify.js';
+export { NAME_MEMBER, checkStandardHeaders } from './headers.js';
+export type { HeaderCheckInput, StandardHeaders } from './headers.js';
+export {
+  MAX_SCHEMA_DEPTH,
+  PARAM_HEADER_PREFIX,
+  X_MCP_HEADER,
+  checkParamHeaders,
+  isToken,
+  paramHeaderValues,
+  paramHeaders,
+} from './xmcpheader.js';
+export type { ParamHeader, ParamHeadersResult, ParamType } from './xmcpheader.js';
+export { toMcpRequest } from './request.js';
+export type { McpRequest } from './request.js';
+export {
+  CACHEABLE_METHODS,
+  INPUT_REQUIRED_METHODS,
+  METHOD_CAPABILITY,
+  REMOVED_IN_MODERN,
+  foldMethod,
+  hasCapability,
+  isCacheable,
+  isRemovedInModern,
+  isRoutableMethod,
+  requiredCapability,
+  routeKey,
+  routeOf,
+  splitFolded,
+} from './routing.js';
 // Everything but encodedOnce and deepFreeze (internal to the tool registry).
 export {
   DEFAULT_CACHE_HINT,
@@ -28,15 +122,115 @@ export type {
   EncodeResult,
   EncodeTextResult,
 } from './encode.js';
-export * from './mrtr.js';
-export * from './cursor.js';
-export * from './render.js';
-export * from './content.js';
-export * from './uritemplate.js';
-export * from './apikeys.js';
-export * from './bearer.js';
-export * from './oidcclaims.js';
-export * from './limits.js';
+export {
+  INPUT_REQUEST_CAPABILITY,
+  MAX_REQUEST_STATE_LENGTH,
+  MIN_STATE_KEY_BYTES,
+  checkInputRequired,
+  elicitationRequest,
+  isInputRequiredResult,
+  listRootsRequest,
+  missingCapabilities,
+  paramsDigest,
+  principalKey,
+  readInputResponses,
+  samplingRequest,
+  signRequestState,
+  verifyRequestState,
+} from './mrtr.js';
+export type {
+  InputRequest,
+  InputRequiredCheck,
+  InputRequiredResult,
+  InputResponsesRead,
+  StateBinding,
+  StateVerifyReason,
+  StateVerifyResult,
+} from './mrtr.js';
+export { MAX_CURSOR_LENGTH, decodeCursor, encodeCursor, paginate } from './cursor.js';
+export type { CursorRefusal, CursorRefusalReason, DecodedCursor, Page } from './cursor.js';
+export { DEFAULT_MAX_RENDERED, placeholders, renderTemplate } from './render.js';
+export type { RenderOptions, RenderResult } from './render.js';
+export {
+  bodyByteLength,
+  decodeUtf8,
+  isTextualMime,
+  isWellFormedText,
+  mimeEssence,
+  mimeForPath,
+  toResourceContents,
+} from './content.js';
+export type {
+  BlobResourceContents,
+  ResourceBody,
+  ResourceContents,
+  TextResourceContents,
+} from './content.js';
+export { MAX_TEMPLATE_LENGTH, expandTemplate, matchTemplate, parseTemplate } from './uritemplate.js';
+export type { ParsedTemplate, TemplateError, TemplatePart } from './uritemplate.js';
+export {
+  HASH_PREFIX,
+  constantTimeFind,
+  hashKey,
+  isName,
+  keyDigest,
+  normalizeKeys,
+  parseApiKeysEnv,
+  parseKeyHash,
+} from './apikeys.js';
+export type {
+  ApiKeyConfig,
+  KeyHashResult,
+  NormalizeKeysReason,
+  NormalizeKeysResult,
+  NormalizedKey,
+  ParseKeysEnvResult,
+} from './apikeys.js';
+export { MAX_TOKEN_LENGTH, bearerChallenge, isQuotable, readBearer } from './bearer.js';
+export type { ChallengeParams, Credential } from './bearer.js';
+export {
+  canonicalResource,
+  checkAudience,
+  claimName,
+  defaultRolesClaims,
+  hasAnyRole,
+  identityOf,
+  missingScopes,
+  peekJwt,
+  readNames,
+  scopesOf,
+} from './oidcclaims.js';
+export type {
+  AudienceResult,
+  ClaimMapping,
+  ClaimPath,
+  IdentityResult,
+  NamesResult,
+  PeekResult,
+} from './oidcclaims.js';
+export {
+  BUDGET_WINDOW_SECONDS,
+  CONCURRENCY_RETRY_MS,
+  FixedWindows,
+  LIMITS_ENV,
+  LIMIT_DEFAULTS,
+  LIMIT_MESSAGES,
+  LIMIT_REASONS,
+  MAX_LIMIT_VALUE,
+  RPM_WINDOW_SECONDS,
+  isLimitValue,
+  parseLimitsEnv,
+  redisClientOptions,
+  retryAfterSeconds,
+  workMs,
+} from './limits.js';
+export type {
+  InflightScope,
+  LimitReason,
+  LimitRefusalData,
+  LimitsEnvResult,
+  LimitsEnvValues,
+} from './limits.js';
 export {
   RULE_NAMES,
   REDACT_MODES,
@@ -64,5 +258,13 @@ export type {
   Redactor,
   CompileResult,
 } from './redact/index.js';
-export * from './sanitize.js';
-export * from './canonical-json.js';
+export {
+  MAX_ESCAPE_LEN,
+  MAX_STRING_ESCAPE_LEN,
+  charLength,
+  cleanText,
+  cutChars,
+  rawBudget,
+  sanitizeText,
+} from './sanitize.js';
+export { CANONICAL_MAX_DEPTH, argumentsDigest, canonicalJson } from './canonical-json.js';
