@@ -12,6 +12,21 @@ import { badOption } from '../middleware/internal/options.js';
 /** A value or a promise of it: sources may be synchronous or not. */
 export type Awaitable<T> = T | Promise<T>;
 
+/** MCP `Annotations` of a resource or a content block: who it is for, how important, when it last changed. */
+export interface ContentAnnotations {
+  audience?: ('user' | 'assistant')[];
+  priority?: number;
+  lastModified?: string;
+}
+
+/** MCP `Icon`: an image a client may show next to a resource, prompt or tool. */
+export interface Icon {
+  src: string;
+  mimeType?: string;
+  sizes?: string[];
+  theme?: 'light' | 'dark';
+}
+
 /** Where a resources/prompts handler object keeps what `completion()` needs. */
 export const COMPLETER = Symbol.for('mcpware.completer');
 
