@@ -86,13 +86,6 @@ export function checkCache(factory: string, v: unknown): CacheHint | undefined {
   return { ttlMs: o.ttlMs, cacheScope: o.cacheScope };
 }
 
-/** Validate an optional function option. */
-export function checkFunction<F>(factory: string, option: string, v: unknown): F | undefined {
-  if (v === undefined) return undefined;
-  if (typeof v !== 'function') throw badOption(factory, option, v, 'a function');
-  return v as F;
-}
-
 /**
  * Validate the sources option: an array of objects with the named methods. Returns a copy so later changes
  * to the caller's array do not change the served set.

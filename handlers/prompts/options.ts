@@ -7,8 +7,14 @@
 import { DEFAULT_MAX_RENDERED } from '../../lib/render.js';
 import { type ChangeFeed, isChangeFeed } from '../changes/index.js';
 import type { CacheHint } from '../contract.js';
-import { checkCache, checkFunction, checkPageSize, checkSources } from '../shared.js';
-import { badOption, intOption, knownKeys, optionsObject } from '../../middleware/internal/options.js';
+import { checkCache, checkPageSize, checkSources } from '../shared.js';
+import {
+  badOption,
+  fnOption,
+  intOption,
+  knownKeys,
+  optionsObject,
+} from '../../middleware/internal/options.js';
 import { checkDefinition } from './render.js';
 import type { PromptDefinition, PromptSource, PromptsOptions } from './types.js';
 
@@ -39,7 +45,7 @@ export interface PromptsConfig {
 export function resolvePromptsOptions(options: PromptsOptions | undefined): PromptsConfig {
   const o = optionsObject(F, options);
   knownKeys(F, o, OPTIONS);
-  const visible = checkFunction<NonNullable<PromptsOptions['visible']>>(F, 'visible', o.visible);
+  const visible = fnOption<NonNullable<PromptsOptions['visible']>>(F, 'visible', o.visible);
   const cache = checkCache(F, o.cache);
   if (cache?.cacheScope === 'public' && visible) {
     throw badOption(F, 'cache', o.cache, "cacheScope 'private' when a visible hook filters per caller");

@@ -8,8 +8,14 @@ import { LEGACY_RESOURCE_NOT_FOUND } from '../../lib/results.js';
 import { type ParsedTemplate, parseTemplate } from '../../lib/uritemplate.js';
 import { type ChangeFeed, isChangeFeed } from '../changes/index.js';
 import type { CacheHint } from '../contract.js';
-import { checkCache, checkFunction, checkPageSize, checkSources, isObject } from '../shared.js';
-import { badOption, intOption, knownKeys, optionsObject } from '../../middleware/internal/options.js';
+import { checkCache, checkPageSize, checkSources, isObject } from '../shared.js';
+import {
+  badOption,
+  fnOption,
+  intOption,
+  knownKeys,
+  optionsObject,
+} from '../../middleware/internal/options.js';
 import type { ResourceSource, ResourceTemplate, ResourcesOptions } from './types.js';
 
 const F = 'resources';
@@ -48,7 +54,7 @@ export interface ResourcesConfig {
 export function resolveResourcesOptions(options: ResourcesOptions | undefined): ResourcesConfig {
   const o = optionsObject(F, options);
   knownKeys(F, o, OPTIONS);
-  const visible = checkFunction<NonNullable<ResourcesOptions['visible']>>(F, 'visible', o.visible);
+  const visible = fnOption<NonNullable<ResourcesOptions['visible']>>(F, 'visible', o.visible);
   const cache = checkCache(F, o.cache);
   if (cache?.cacheScope === 'public' && visible) {
     throw badOption(F, 'cache', o.cache, "cacheScope 'private' when a visible hook filters per caller");
