@@ -12,6 +12,21 @@ import { badOption } from '../middleware/internal/options.js';
 /** A value or a promise of it: sources may be synchronous or not. */
 export type Awaitable<T> = T | Promise<T>;
 
+/** MCP `Annotations` of a resource or a content block: who it is for, how important, when it last changed. */
+export interface ContentAnnotations {
+  audience?: ('user' | 'assistant')[];
+  priority?: number;
+  lastModified?: string;
+}
+
+/** MCP `Icon`: an image a client may show next to a resource, prompt or tool. */
+export interface Icon {
+  src: string;
+  mimeType?: string;
+  sizes?: string[];
+  theme?: 'light' | 'dark';
+}
+
 /** Where a resources/prompts handler object keeps what `completion()` needs. */
 export const COMPLETER = Symbol.for('mcpware.completer');
 
@@ -69,13 +84,6 @@ export function checkCache(factory: string, v: unknown): CacheHint | undefined {
     throw badOption(factory, 'cache', v, "{ ttlMs: integer ≥ 0, cacheScope: 'public' | 'private' }");
   }
   return { ttlMs: o.ttlMs, cacheScope: o.cacheScope };
-}
-
-/** Validate an optional function option. */
-export function checkFunction<F>(factory: string, option: string, v: unknown): F | undefined {
-  if (v === undefined) return undefined;
-  if (typeof v !== 'function') throw badOption(factory, option, v, 'a function');
-  return v as F;
 }
 
 /**

@@ -6,6 +6,8 @@
  * A `ToolRegistry` owns one (register/remove announce themselves). `resources()` and `prompts()` take one as their
  * `changes` option: your code calls `feed.listChanged()` / `feed.updated(uri)` when its data changes. The handler
  * objects expose their feed under the {@link CHANGES} symbol, which no JSON-RPC method name can reach.
+ *
+ * @see docs/handlers/changes.md
  */
 
 /** What changed. */

@@ -1,12 +1,15 @@
 /**
- * `completion/complete`: argument suggestions for prompts (`ref/prompt`) and resource-template variables
- * (`ref/resource`), answered by the `complete` functions of the definitions the prompts and resources handler
- * objects serve. Register it as `handlers.completion` and advertise `capabilities.completions`.
+ * `mcpware/completion`: `completion/complete`, argument suggestions for prompts (`ref/prompt`) and
+ * resource-template variables (`ref/resource`), answered by the `complete` functions of the definitions the
+ * prompts and resources handler objects serve. Register it as `handlers.completion` and advertise
+ * `capabilities.completions`.
+ *
+ * @see docs/handlers/completion.md
  */
 import { ErrorCode, McpError } from '../../lib/errors.js';
 import type { JsonObject } from '../../lib/jsonrpc.js';
 import type { CallContext } from '../contract.js';
-import { badOption } from '../../middleware/internal/options.js';
+import { badOption, knownKeys, optionsObject } from '../../middleware/internal/options.js';
 import { COMPLETER, type Completer, clip, isObject, isObjectLike } from '../shared.js';
 
 /** The most values one completion carries (the spec's cap). */
@@ -28,13 +31,16 @@ export type CompletionHandler = {
   complete(params: JsonObject, ctx: CallContext): Promise<CompletionResult>;
 };
 
-/** Create the completion handler object. */
+const F = 'completion';
+const OPTIONS = ['prompts', 'resources'] as const;
+
+/** Create the completion handler object. Throws a TypeError for an unknown or invalid option. */
 export function completion(options: CompletionOptions = {}): CompletionHandler {
-  const F = 'completion';
-  if (!isObjectLike(options)) throw badOption(F, 'options', options, 'an object');
+  const o = optionsObject(F, options);
+  knownKeys(F, o, OPTIONS);
   const completers: Completer[] = [];
-  for (const key of ['prompts', 'resources'] as const) {
-    const h = options[key];
+  for (const key of OPTIONS) {
+    const h = o[key];
     if (h === undefined) continue;
     const c = isObjectLike(h) ? (h as { [COMPLETER]?: Completer })[COMPLETER] : undefined;
     if (!c || typeof c.complete !== 'function')

@@ -13,8 +13,11 @@
  * - Difference: what you see is what you can call. The original name of a renamed tool is not callable (ToolHive
  *   lets it through when no allow-list is set). When a rename lands on the name of another, un-renamed tool,
  *   the renamed one wins and the other is hidden, so list and call agree.
+ *
+ * @see docs/middleware/tool-filter.md
  */
 import type { IncomingMessage } from 'node:http';
+import { badOption, closest, knownKeys, optionsObject } from '../internal/options.js';
 import { localsOf } from '../internal/respond.js';
 import type { Middleware, RequestLocals } from '../types.js';
 
@@ -116,46 +119,64 @@ export function exposeList(
   return out;
 }
 
-function bad(option: string, message: string): TypeError {
-  return new TypeError(`toolFilter: option "${option}" ${message}`);
+const F = 'toolFilter';
+const OPTIONS: readonly (keyof ToolFilterOptions)[] = ['allow', 'override'];
+const OVERRIDE_FIELDS: readonly (keyof ToolOverride)[] = ['name', 'description'];
+
+/** The allow-list: user-facing tool names, each a non-empty string. */
+function allowListOf(v: unknown): readonly string[] {
+  if (v === undefined) return [];
+  if (!Array.isArray(v)) throw badOption(F, 'allow', v, 'an array of tool names');
+  v.forEach((n: unknown, i) => {
+    if (typeof n !== 'string' || n === '') throw badOption(F, `allow[${i}]`, n, 'a non-empty tool name');
+  });
+  return v as string[];
+}
+
+/** One override, `{ name?, description? }`, with at least one of them set. */
+function overrideOf(actual: string, o: unknown): ToolOverride {
+  const where = `override.${actual}`;
+  if (o === null || typeof o !== 'object' || Array.isArray(o)) {
+    throw badOption(F, where, o, 'an object { name?, description? }');
+  }
+  for (const key of Object.keys(o)) {
+    if (OVERRIDE_FIELDS.includes(key as keyof ToolOverride)) continue;
+    const near = closest(key, OVERRIDE_FIELDS);
+    const hint = near === undefined ? '' : `; did you mean "${near}"?`;
+    throw new TypeError(`${F}: option "${where}" has unknown key "${key}"${hint} (known: name, description)`);
+  }
+  const { name, description } = o as Record<string, unknown>;
+  if (name !== undefined && typeof name !== 'string') throw badOption(F, `${where}.name`, name, 'a string');
+  if (description !== undefined && typeof description !== 'string') {
+    throw badOption(F, `${where}.description`, description, 'a string');
+  }
+  if (!name && !description) {
+    throw new TypeError(`${F}: option "${where}" must set a name or a description (both are empty)`);
+  }
+  return { name, description } as ToolOverride;
 }
 
 /** Build the view `toolFilter()` installs (exported for callers that are not HTTP middleware). */
 export function createToolView(options: ToolFilterOptions): ToolView {
-  if (options === null || typeof options !== 'object')
-    throw new TypeError('toolFilter: options must be an object');
-  const allowList = options.allow ?? [];
-  if (!Array.isArray(allowList))
-    throw bad('allow', `must be an array of tool names, got ${JSON.stringify(allowList)}`);
-  allowList.forEach((n: unknown, i) => {
-    if (typeof n !== 'string' || n === '') throw bad(`allow[${i}]`, 'must be a non-empty tool name');
-  });
-  const rawOverride: unknown = options.override ?? {};
+  const o = optionsObject(F, options);
+  knownKeys(F, o, OPTIONS);
+  const allowList = allowListOf(o.allow);
+  const rawOverride: unknown = o.override ?? {};
   if (rawOverride === null || typeof rawOverride !== 'object' || Array.isArray(rawOverride)) {
-    throw bad('override', 'must be an object mapping tool names to { name?, description? }');
+    throw badOption(F, 'override', rawOverride, 'an object mapping tool names to { name?, description? }');
   }
   // Maps, not objects: a tool named "constructor" or "__proto__" must not meet Object.prototype.
   const renameTo = new Map<string, string>();
   const describeAs = new Map<string, string>();
   const renamedFrom = new Map<string, string>();
-  for (const [actual, o] of Object.entries(rawOverride as Record<string, unknown>)) {
-    if (actual === '') throw bad('override', 'has an empty tool name');
-    if (o === null || typeof o !== 'object' || Array.isArray(o)) {
-      throw bad(`override.${actual}`, 'must be an object { name?, description? }');
-    }
-    const { name, description, ...extra } = o as Record<string, unknown>;
-    const unknownKeys = Object.keys(extra);
-    if (unknownKeys.length > 0) throw bad(`override.${actual}`, `has unknown key "${unknownKeys[0]}"`);
-    if (name !== undefined && typeof name !== 'string')
-      throw bad(`override.${actual}.name`, 'must be a string');
-    if (description !== undefined && typeof description !== 'string') {
-      throw bad(`override.${actual}.description`, 'must be a string');
-    }
-    if (!name && !description)
-      throw bad(`override.${actual}`, 'must set a name or a description (both are empty)');
+  for (const [actual, raw] of Object.entries(rawOverride as Record<string, unknown>)) {
+    if (actual === '') throw new TypeError(`${F}: option "override" has an empty tool name`);
+    const { name, description } = overrideOf(actual, raw);
     if (name && name !== actual) {
       const prior = renamedFrom.get(name);
-      if (prior !== undefined) throw bad('override', `renames both "${prior}" and "${actual}" to "${name}"`);
+      if (prior !== undefined) {
+        throw new TypeError(`${F}: option "override" renames both "${prior}" and "${actual}" to "${name}"`);
+      }
       renameTo.set(actual, name);
       renamedFrom.set(name, actual);
     }
@@ -193,8 +214,8 @@ export function createToolView(options: ToolFilterOptions): ToolView {
 }
 
 /**
- * The middleware. Validates its options at construction (TypeError naming the option) and installs the view
- * on every POST; `dispatch()` enforces it.
+ * The middleware. Validates its options at construction (a TypeError naming the option, and the closest known
+ * name for an unknown one) and installs the view on every POST; `dispatch()` enforces it.
  */
 export function toolFilter(options: ToolFilterOptions): Middleware {
   const view = createToolView(options);

@@ -288,6 +288,14 @@ describe('loadCatalogue', () => {
     await expect(loadCatalogue(root, opts as never)).rejects.toThrow(re);
   });
 
+  test('a misspelt option is refused before anything is read, naming the known one', async () => {
+    const load = loadCatalogue(join(root, 'does-not-exist'), { promptDir: 'p' } as never);
+    await expect(load).rejects.toThrow(TypeError);
+    await expect(load).rejects.toThrow(
+      /loadCatalogue: unknown option "promptDir"; did you mean "promptsDir"\?/,
+    );
+  });
+
   test('a missing folder rejects', async () => {
     await expect(loadCatalogue(join(root, 'does-not-exist'))).rejects.toThrow(/ENOENT/);
   });

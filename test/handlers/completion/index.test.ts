@@ -139,4 +139,10 @@ describe('completion/complete', () => {
     expect(() => completion({ prompts: {} as never })).toThrow(/"prompts"/);
     expect(() => completion({ resources: { list() {} } as never })).toThrow(/"resources"/);
   });
+
+  test('a misspelt option is refused, naming the known one', () => {
+    const build = () => completion({ prompt: prompts() } as never);
+    expect(build).toThrow(TypeError);
+    expect(build).toThrow(/completion: unknown option "prompt"; did you mean "prompts"\?/);
+  });
 });

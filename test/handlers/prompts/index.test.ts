@@ -207,6 +207,12 @@ describe('prompts() options', () => {
     expect(() => prompts(opts as never)).toThrow(re);
   });
 
+  test('a misspelt option is refused, naming the known one', () => {
+    const build = () => prompts({ pagesize: 2 } as never);
+    expect(build).toThrow(TypeError);
+    expect(build).toThrow(/prompts: unknown option "pagesize"; did you mean "pageSize"\?/);
+  });
+
   test('only list and get are string-named members', () => {
     expect(Object.keys(prompts()).sort()).toEqual(['get', 'list']);
   });

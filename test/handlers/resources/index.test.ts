@@ -326,6 +326,12 @@ describe('resources() options', () => {
     expect(() => resources(opts as never)).toThrow(re);
   });
 
+  test('a misspelt option is refused, naming the known one', () => {
+    const build = () => resources({ template: [] } as never);
+    expect(build).toThrow(TypeError);
+    expect(build).toThrow(/resources: unknown option "template"; did you mean "templates"\?/);
+  });
+
   test('memoryResources refuses duplicate URIs', () => {
     expect(() =>
       memoryResources([

@@ -431,6 +431,13 @@ describe('ToolRegistry registration', () => {
     expect(build).toThrow(message);
   });
 
+  test('a misspelt option is refused, naming the known one', () => {
+    const build = () => new ToolRegistry({ befor: () => undefined } as never);
+    expect(build).toThrow(TypeError);
+    expect(build).toThrow(/ToolRegistry: unknown option "befor"; did you mean "before"\?/);
+    expect(() => new ToolRegistry(null as never)).toThrow(/ToolRegistry: options must be an object/);
+  });
+
   test('a failed registration registers none of the batch', () => {
     const reg = new ToolRegistry({ tools: [{ name: 'a', call }] });
     expect(() => reg.register({ name: 'b', call }, { name: 'a', call })).toThrow(/duplicate/);
@@ -513,6 +520,37 @@ describe('ToolRegistry registration', () => {
           ],
         }),
     ).toThrow(/inputSchema does not compile/);
+  });
+});
+
+describe('ToolRegistry answers: values when every step is synchronous, promises otherwise', () => {
+  const ctx = { era: 'modern', locals: {} } as unknown as CallContext;
+  const echo: Tool = { name: 'echo', call: () => textResult('hi') };
+
+  test('a static tool: list and call return the answers themselves', () => {
+    const reg = new ToolRegistry({ tools: [echo] });
+    const listed = reg.list({}, ctx);
+    expect(listed).not.toBeInstanceOf(Promise);
+    expect((listed as { tools: { name: string }[] }).tools.map((t) => t.name)).toEqual(['echo']);
+    expect(reg.call({ name: 'echo' }, ctx)).toEqual({ content: [{ type: 'text', text: 'hi' }] });
+    const invalid = reg.call({ name: 'echo', arguments: { x: 1 } }, ctx);
+    expect(invalid).toEqual(expect.objectContaining({ isError: true }));
+    expect(() => reg.call({ name: 'nope' }, ctx)).toThrow(McpError);
+  });
+
+  test('an asynchronous tool, describe() or after hook: promises of the same answers', async () => {
+    const slow: Tool = { name: 'slow', call: async () => textResult('later') };
+    const dynamic: Tool = { ...echo, name: 'dyn', describe: () => ({}) };
+    const reg = new ToolRegistry({ tools: [slow, dynamic] });
+    const called = reg.call({ name: 'slow' }, ctx);
+    expect(called).toBeInstanceOf(Promise);
+    expect(await called).toEqual({ content: [{ type: 'text', text: 'later' }] });
+    expect(reg.list({}, ctx)).toBeInstanceOf(Promise);
+    expect(reg.call({ name: 'dyn' }, ctx)).toBeInstanceOf(Promise);
+    const observed = new ToolRegistry({ tools: [echo], after: () => undefined });
+    const answer = observed.call({ name: 'echo' }, ctx);
+    expect(answer).toBeInstanceOf(Promise);
+    expect(await answer).toEqual({ content: [{ type: 'text', text: 'hi' }] });
   });
 });
 

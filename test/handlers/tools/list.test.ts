@@ -1,9 +1,9 @@
 /**
  * The tool list of a static registry is built once per revision (lib/encode.ts encodedOnce): the same frozen
- * object answers every request until a tool is registered or removed.
- * These tests check that the shared list says exactly what the per-request path says, that everything that makes
- * the answer depend on the request (describe(), tool filter views, cursors, pages) still takes that path, and that
- * a tool's static fields are read once, at registration.
+ * object answers every request until a tool is registered or removed, and it is written from its stored text.
+ * These tests check that the shared static list equals the per-request list (one behavioural suite runs against
+ * both), that everything that makes the answer depend on the request (describe(), tool filter views, cursors,
+ * pages) is answered per request, and that a tool's static fields are read once, at registration.
  */
 import { encodeResult, encodeResultText, encodedOnce } from '../../../lib/encode';
 import { dispatch } from '../../../middleware/dispatch/index';
@@ -11,6 +11,7 @@ import type { CallContext, HandlerMethod } from '../../../handlers/contract';
 import type { Middleware } from '../../../middleware/types';
 import { toolFilter } from '../../../middleware/tool-filter/index';
 import { type Tool, ToolRegistry, textResult } from '../../../handlers/tools/index';
+import type { JsonObject } from '../../../lib/jsonrpc';
 import { ERAS, PLATFORMS, type Stack, memoryLogger, stack } from '../../support/dispatch-harness';
 
 const serverInfo = { name: 'listcache', version: '1' };
@@ -52,6 +53,109 @@ function lister(reg: ToolRegistry): HandlerMethod {
   return (params, ctx) => reg.list(params, ctx);
 }
 
+/** The same tools, each with a describe() that changes nothing: a registry that builds every list per request. */
+function perRequest(list: Tool[]): Tool[] {
+  return list.map((t) => ({ ...t, describe: () => ({}) }));
+}
+
+/** A request's locals with the views of a tool filter installed. */
+function filtered(options: Parameters<typeof toolFilter>[0]): Record<string, unknown> {
+  const locals: Record<string, unknown> = {};
+  toolFilter(options)({ method: 'POST', locals } as never, {} as never, () => undefined);
+  return locals;
+}
+
+/** The two ways a registry builds tools/list; the suite below holds both to the same answers. */
+const BUILDS: [string, (list: Tool[]) => Tool[]][] = [
+  ['the shared static list', (list) => list],
+  ['the per-request list', perRequest],
+];
+
+describe('the shared static list equals the per-request list', () => {
+  const cases: [string, JsonObject, Record<string, unknown>, number][] = [
+    ['the whole list', {}, {}, 0],
+    ['an empty cursor', { cursor: '' }, {}, 0],
+    ['a page holding every tool', {}, {}, 3],
+    ['a first page', {}, {}, 2],
+    ['a tool filter', {}, filtered({ allow: ['sum', 'plain'], override: { add: { name: 'sum' } } }), 0],
+  ];
+  test.each(ERAS)('%s: the same JSON for every request shape', async (era) => {
+    for (const [what, params, locals, pageSize] of cases) {
+      const shared = new ToolRegistry({ tools: tools(), pageSize });
+      const fresh = new ToolRegistry({ tools: perRequest(tools()), pageSize });
+      const a = await shared.list(params, ctxOf(era, locals));
+      const b = await fresh.list(params, ctxOf(era, locals));
+      expect([what, JSON.stringify(a)]).toEqual([what, JSON.stringify(b)]);
+      if (a.nextCursor !== undefined) {
+        const next = { cursor: a.nextCursor };
+        const c = JSON.stringify(await shared.list(next, ctxOf(era, locals)));
+        expect([what, c]).toEqual([what, JSON.stringify(await fresh.list(next, ctxOf(era, locals)))]);
+      }
+    }
+  });
+});
+
+describe.each(BUILDS)('%s', (_build, build) => {
+  test('lists the tools in registration order, with their static fields', async () => {
+    const reg = new ToolRegistry({ tools: build(tools()) });
+    const modern = (await reg.list({}, ctxOf('modern'))).tools;
+    expect(modern.map((t) => t.name)).toEqual(['add', 'scalar', 'plain']);
+    expect(modern[0]).toEqual({
+      name: 'add',
+      inputSchema: tools()[0]!.inputSchema,
+      title: 'Add',
+      description: 'Adds two integers',
+      annotations: { readOnlyHint: true, destructiveHint: false },
+      icons: [{ src: 'https://example.com/add.png', mimeType: 'image/png' }],
+      _meta: { 'example.com/owner': 'maths' },
+      outputSchema: { type: 'object', properties: { sum: { type: 'integer' } } },
+    });
+    expect(modern[2]).toEqual({
+      name: 'plain',
+      inputSchema: { type: 'object', additionalProperties: false },
+    });
+  });
+
+  test('a non-object outputSchema is shown to modern callers only', async () => {
+    const reg = new ToolRegistry({ tools: build(tools()) });
+    expect((await reg.list({}, ctxOf('legacy'))).tools[1]).toEqual({
+      name: 'scalar',
+      inputSchema: expect.any(Object),
+    });
+    expect((await reg.list({}, ctxOf('modern'))).tools[1]!.outputSchema).toEqual({ type: 'integer' });
+  });
+
+  test('register() and remove() show in the next list', async () => {
+    const reg = new ToolRegistry({ tools: build(tools()) });
+    const names = async (era: 'legacy' | 'modern') =>
+      (await reg.list({}, ctxOf(era))).tools.map((t) => t.name);
+    reg.register(...build([{ name: 'later', call }]));
+    expect(await names('modern')).toEqual(['add', 'scalar', 'plain', 'later']);
+    reg.remove('add');
+    expect(await names('legacy')).toEqual(['scalar', 'plain', 'later']);
+  });
+
+  test('pages follow their cursors, and a malformed cursor is refused', async () => {
+    const reg = new ToolRegistry({ tools: build(tools()), pageSize: 2 });
+    const first = await reg.list({}, ctxOf('modern'));
+    expect(first.tools.map((t) => t.name)).toEqual(['add', 'scalar']);
+    const second = await reg.list({ cursor: first.nextCursor! }, ctxOf('modern'));
+    expect(second.tools.map((t) => t.name)).toEqual(['plain']);
+    expect(second.nextCursor).toBeUndefined();
+    const roomy = new ToolRegistry({ tools: build(tools()), pageSize: 3 });
+    await expect(
+      Promise.resolve().then(() => roomy.list({ cursor: 'nonsense' }, ctxOf('modern'))),
+    ).rejects.toThrow(/cursor/i);
+  });
+
+  test("a tool filter's views rename and hide tools", async () => {
+    const reg = new ToolRegistry({ tools: build(tools()) });
+    const locals = filtered({ allow: ['sum'], override: { add: { name: 'sum', description: 'Sums' } } });
+    const viewed = (await reg.list({}, ctxOf('modern', locals))).tools;
+    expect(viewed.map((t) => [t.name, t.description])).toEqual([['sum', 'Sums']]);
+  });
+});
+
 describe('the shared tool list of a static registry', () => {
   test.each(ERAS)('%s: one frozen object for every request', (era) => {
     const reg = new ToolRegistry({ tools: tools() });
@@ -66,12 +170,12 @@ describe('the shared tool list of a static registry', () => {
     expect(JSON.parse(JSON.stringify(a))).toEqual(a);
   });
 
-  test.each(ERAS)('%s: says exactly what the per-request path says', (era) => {
+  test.each(ERAS)('%s: says exactly what a registry with a per-request tool says', (era) => {
     const shared = lister(new ToolRegistry({ tools: tools() }))({}, ctxOf(era)) as { tools: unknown[] };
     const perRequest = lister(new ToolRegistry({ tools: withDynamic() }))({}, ctxOf(era));
     return Promise.resolve(perRequest).then((p) => {
       const fresh = (p as { tools: { name: string }[] }).tools.filter((t) => t.name !== 'dyn');
-      expect(Object.isFrozen(p)).toBe(false);
+      expect(Object.isFrozen(p as object)).toBe(false);
       expect(JSON.stringify(shared.tools)).toBe(JSON.stringify(fresh));
     });
   });
@@ -122,7 +226,7 @@ describe('the shared tool list of a static registry', () => {
     expect(second.tools.map((t) => t.name)).toEqual(['plain']);
     // A page that holds every tool is the whole list.
     const roomy = lister(new ToolRegistry({ tools: tools(), pageSize: 3 }));
-    expect(Object.isFrozen(roomy({}, ctxOf('modern')))).toBe(true);
+    expect(Object.isFrozen(roomy({}, ctxOf('modern')) as object)).toBe(true);
     // A malformed cursor is refused even when every tool would fit.
     expect(() => roomy({ cursor: 'nonsense' }, ctxOf('modern'))).toThrow(/cursor/i);
     // Tool filter views: renamed and filtered per request.
@@ -172,7 +276,9 @@ describe('the shared tool list of a static registry', () => {
   test('the encoder gives the shared list the same text as a fresh copy of it', () => {
     const list = lister(new ToolRegistry({ tools: tools() }))({}, ctxOf('modern')) as object;
     const input = { era: 'modern' as const, method: 'tools/list', serverInfo };
-    const expected = JSON.stringify((encodeResult(structuredClone(list), input) as { result: unknown }).result);
+    const expected = JSON.stringify(
+      (encodeResult(structuredClone(list), input) as { result: unknown }).result,
+    );
     const out = encodeResultText(list, input);
     expect(out).toEqual({ ok: true, text: expected, resultType: 'complete', isError: false });
   });
@@ -251,7 +357,7 @@ describe.each(PLATFORMS)('the shared list through dispatch on %s', (platform) =>
     expect(shared.status).toBe(200);
     const strip = (text: string) => text.replace(/,\{"name":"dyn"[^\]]*\}\]/, ']');
     expect(shared.text).toBe(strip(fresh.text));
-    // Twice: the second answer is the same shared list.
+    // Twice: the second answer comes from the stored text.
     expect((await s.client({ era }).listTools()).text).toBe(shared.text);
   });
 

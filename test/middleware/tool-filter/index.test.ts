@@ -231,6 +231,15 @@ describe('toolFilter options', () => {
     expect(() => toolFilter(opts as ToolFilterOptions)).toThrow(message);
   });
 
+  test('a misspelt option is refused, naming the known one', () => {
+    const build = () => toolFilter({ allowed: ['Foo'] } as never);
+    expect(build).toThrow(TypeError);
+    expect(build).toThrow(/toolFilter: unknown option "allowed"; did you mean "allow"\?/);
+    expect(() => toolFilter({ override: { Foo: { nmae: 'Bar' } as never } })).toThrow(
+      /option "override.Foo" has unknown key "nmae"; did you mean "name"\?/,
+    );
+  });
+
   test('prototype names are ordinary tool names', () => {
     const v = createToolView({ override: { constructor: { name: 'ctor' } }, allow: ['ctor', '__proto__'] });
     expect(v.resolve('ctor')).toBe('constructor');

@@ -1,0 +1,64 @@
+/**
+ * Reading the catalogue folder: the walk (regular files only, hidden entries and links skipped, bounded in depth
+ * and count) and the bounded read of one file.
+ *
+ * @see docs/handlers/catalogue.md
+ */
+import { constants as fsConstants } from 'node:fs';
+import { open, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { CatalogueConfig } from './options.js';
+import { CatalogueError } from './types.js';
+
+/** Regular files under `root`, relative paths with `/`, in lexical order; hidden entries and links skipped. */
+export async function walk(root: string, r: CatalogueConfig): Promise<string[]> {
+  const out: string[] = [];
+  async function visit(rel: string, depth: number): Promise<void> {
+    const dirents = await readdir(rel === '' ? root : join(root, rel), { withFileTypes: true });
+    // Code-unit order, not locale order: the same on every machine.
+    dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const d of dirents) {
+      if (d.name.startsWith('.')) continue;
+      const childRel = rel === '' ? d.name : `${rel}/${d.name}`;
+      if (d.isDirectory()) {
+        if (depth >= r.maxDepth)
+          throw new CatalogueError(`catalogue: "${childRel}" is nested deeper than ${r.maxDepth} folders`, [
+            childRel,
+          ]);
+        await visit(childRel, depth + 1);
+      } else if (d.isFile()) {
+        if (out.length >= r.maxFiles)
+          throw new CatalogueError(`catalogue: more than ${r.maxFiles} files`, [childRel]);
+        out.push(childRel);
+      }
+      // Symbolic links, sockets, FIFOs and devices are skipped: a link could point outside the folder.
+    }
+  }
+  await visit('', 0);
+  return out;
+}
+
+/** Read one file, refusing links (O_NOFOLLOW where the platform has it) and anything over the size bound. */
+export async function readBounded(root: string, rel: string, max: number): Promise<Buffer> {
+  const flags = fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0);
+  const fh = await open(join(root, ...rel.split('/')), flags);
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) throw new CatalogueError(`catalogue: "${rel}" is not a regular file`, [rel]);
+    if (st.size > max)
+      throw new CatalogueError(`catalogue: "${rel}" is ${st.size} bytes, over the ${max}-byte limit`, [rel]);
+    // Read one byte more than allowed so a file that grew since stat() is caught too.
+    const buf = Buffer.alloc(Math.min(st.size, max) + 1);
+    let n = 0;
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, n, buf.length - n, n);
+      if (bytesRead === 0) break;
+      n += bytesRead;
+      if (n === buf.length) break;
+    }
+    if (n > max) throw new CatalogueError(`catalogue: "${rel}" is over the ${max}-byte limit`, [rel]);
+    return buf.subarray(0, n);
+  } finally {
+    await fh.close();
+  }
+}

@@ -1,0 +1,143 @@
+/**
+ * A registered tool: what the registry reads from a `Tool` once, at registration. Schemas are copied and frozen
+ * and compiled, `x-mcp-header` annotations are checked, and the definition every caller of a revision sees is
+ * built, so a later change to the caller's tool object never reaches a list.
+ *
+ * @see docs/handlers/tools.md
+ */
+import { deepFreeze } from '../../lib/encode.js';
+import type { Era } from '../../lib/errors.js';
+import type { JsonObject } from '../../lib/jsonrpc.js';
+import { type ParamHeader, paramHeaders as scanParamHeaders } from '../../lib/xmcpheader.js';
+import { clip, isObject } from '../shared.js';
+import type {
+  JsonSchema,
+  SchemaCompiler,
+  SchemaValidator,
+  Tool,
+  ToolDefinition,
+  ToolDescription,
+} from './types.js';
+
+export interface Entry {
+  tool: Tool;
+  inputSchema: JsonObject;
+  outputSchema: JsonSchema | undefined;
+  validateInput: SchemaValidator;
+  validateOutput: SchemaValidator | undefined;
+  params: readonly ParamHeader[];
+  /** Whether the outputSchema may be shown to 2025-11-25 clients (root `type: "object"` there). */
+  legacyOutput: boolean;
+  /** The static descriptive fields (title, description, annotations, icons, _meta), copied and frozen. */
+  statics: Readonly<Record<string, unknown>>;
+  /** The definition every caller sees when the tool has no describe(), per revision (frozen, shared). */
+  defs: Readonly<Record<Era, ToolDefinition>>;
+}
+
+const NO_ARGUMENTS: JsonObject = deepFreeze({ type: 'object', additionalProperties: false });
+
+/**
+ * Check and prepare one tool. Throws a TypeError for an invalid name, a missing `call`, an `inputSchema` that is
+ * not an object schema, a schema the compiler refuses, or an invalid `x-mcp-header` annotation.
+ */
+export function prepareEntry(tool: Tool, compiler: SchemaCompiler): Entry {
+  if (tool === null || typeof tool !== 'object')
+    throw new TypeError(`ToolRegistry: a tool must be an object, got ${String(tool)}`);
+  const name: unknown = tool.name;
+  if (typeof name !== 'string' || name.length === 0 || name.length > 128) {
+    throw new TypeError(
+      `ToolRegistry: a tool name must be a string of 1 to 128 characters, got ${JSON.stringify(name)}`,
+    );
+  }
+  const where = `ToolRegistry: tool "${clip(name)}"`;
+  if (typeof tool.call !== 'function') throw new TypeError(`${where}: call must be a function`);
+  if (tool.describe !== undefined && typeof tool.describe !== 'function')
+    throw new TypeError(`${where}: describe must be a function`);
+  const inputSchema = inputSchemaOf(tool, where);
+  const outputSchema = outputSchemaOf(tool, where);
+  const statics = staticFields(tool, where);
+  const headers = scanParamHeaders(inputSchema);
+  if (!headers.ok) throw new TypeError(`${where}: invalid x-mcp-header annotation: ${headers.error}`);
+  const compile = (schema: JsonSchema, which: string): SchemaValidator => {
+    try {
+      return compiler.compile(schema);
+    } catch (e) {
+      throw new TypeError(
+        `${where}: ${which} does not compile: ${e instanceof Error ? e.message : String(e)}`,
+      );
+    }
+  };
+  const validateInput = compile(inputSchema, 'inputSchema');
+  const validateOutput = outputSchema === undefined ? undefined : compile(outputSchema, 'outputSchema');
+  const legacyOutput = isObject(outputSchema) && outputSchema.type === 'object';
+  const shape = { tool, inputSchema, outputSchema, legacyOutput, statics };
+  return {
+    ...shape,
+    validateInput,
+    validateOutput,
+    params: Object.freeze(headers.params),
+    defs: Object.freeze({
+      legacy: Object.freeze(definition(shape, undefined, 'legacy')),
+      modern: Object.freeze(definition(shape, undefined, 'modern')),
+    }),
+  };
+}
+
+function inputSchemaOf(tool: Tool, where: string): JsonObject {
+  if (tool.inputSchema === undefined) return NO_ARGUMENTS;
+  if (!isObject(tool.inputSchema) || tool.inputSchema.type !== 'object') {
+    throw new TypeError(`${where}: inputSchema must be a JSON Schema object with "type": "object"`);
+  }
+  return deepFreeze(structuredClone(tool.inputSchema));
+}
+
+function outputSchemaOf(tool: Tool, where: string): JsonSchema | undefined {
+  const schema = tool.outputSchema;
+  if (schema === undefined || typeof schema === 'boolean') return schema;
+  if (!isObject(schema)) {
+    throw new TypeError(`${where}: outputSchema must be a JSON Schema (an object or a boolean)`);
+  }
+  return deepFreeze(structuredClone(schema));
+}
+
+/**
+ * A tool's definition for one revision: name and inputSchema, then the static fields with what describe()
+ * returned over them (`d`), then the outputSchema where that revision may see it.
+ */
+export function definition(
+  e: Pick<Entry, 'tool' | 'inputSchema' | 'outputSchema' | 'legacyOutput' | 'statics'>,
+  d: ToolDescription | undefined,
+  era: Era,
+): ToolDefinition {
+  const def: ToolDefinition = { name: e.tool.name, inputSchema: e.inputSchema };
+  const src: Record<string, unknown> = d ? { ...e.statics, ...d } : e.statics;
+  for (const k of Object.keys(src)) {
+    if (k === 'name' || k === 'inputSchema' || k === 'outputSchema' || src[k] === undefined) continue;
+    def[k] = src[k];
+  }
+  if (e.outputSchema !== undefined && (era === 'modern' || e.legacyOutput)) def.outputSchema = e.outputSchema;
+  return def;
+}
+
+/**
+ * A tool's static descriptive fields as `tools/list` shows them, read once at registration: their JSON parsed
+ * back and frozen (like the schemas), so a later change to the tool object does not reach the list (use
+ * describe() for definitions that change). Throws a TypeError for a value JSON cannot hold (a BigInt, a cycle).
+ */
+function staticFields(t: Tool, where: string): Readonly<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  if (t.title !== undefined) out.title = t.title;
+  if (t.description !== undefined) out.description = t.description;
+  if (t.annotations !== undefined) out.annotations = t.annotations;
+  if (t.icons !== undefined) out.icons = t.icons;
+  if (t._meta !== undefined) out._meta = t._meta;
+  let text: string;
+  try {
+    text = JSON.stringify(out);
+  } catch (err) {
+    throw new TypeError(
+      `${where}: title, description, annotations, icons and _meta must be JSON values (${err instanceof Error ? err.message : String(err)})`,
+    );
+  }
+  return deepFreeze(JSON.parse(text) as Record<string, unknown>);
+}

@@ -1,0 +1,452 @@
+/**
+ * `ToolRegistry`: the `tools` handler object of `dispatch()` (`tools/list`, `tools/call`) and the `x-mcp-header`
+ * lookup of `checkHeaders()`.
+ *
+ * - Registration order is list order. Names are unique.
+ * - Visibility is decided per request: a tool's `describe(ctx)` returns its description, or nothing to hide it
+ *   from this caller. Nothing is cached across callers.
+ * - An unknown and a hidden tool get the same refusal (-32602 with a hint naming only what this caller sees).
+ * - `inputSchema` and `outputSchema` are static: compiled once at registration, where `x-mcp-header`
+ *   annotations are validated too (a bad annotation fails registration).
+ * - Arguments that fail `inputSchema` get a tool error result naming the fields (the model can correct itself);
+ *   `structuredContent` that fails `outputSchema` is a server bug: -32603, detail to the log.
+ * - `list` and `call` return the answer itself when every step is synchronous, and a promise otherwise; with an
+ *   `after` hook, `call` answers with a promise once the hook has run.
+ *
+ * @see docs/handlers/tools.md
+ */
+import type { IncomingMessage } from 'node:http';
+import { encodedOnce } from '../../lib/encode.js';
+import { type Era, ErrorCode, McpError } from '../../lib/errors.js';
+import type { JsonObject } from '../../lib/jsonrpc.js';
+import { isInputRequiredResult } from '../../lib/mrtr.js';
+import { type ParamHeader, checkParamHeaders } from '../../lib/xmcpheader.js';
+import { CHANGES, ChangeFeed } from '../changes/index.js';
+import { type CallContext, HANDLER_METHODS } from '../contract.js';
+import { type Awaitable, checkPageSize, clip, isObject, pageOrThrow } from '../shared.js';
+import { errorMeta, log } from '../../middleware/internal/log.js';
+import { isThenable } from '../../middleware/internal/maybe-promise.js';
+import {
+  badOption,
+  fnOption,
+  intOption,
+  knownKeys,
+  loggerOption,
+  optionsObject,
+} from '../../middleware/internal/options.js';
+import { stderrLogger } from '../../middleware/internal/respond.js';
+import {
+  TOOL_VIEWS_APPLIED,
+  exposeThrough,
+  resolveThrough,
+  toolViewsOf,
+} from '../../middleware/tool-filter/index.js';
+import type { Logger } from '../../middleware/types.js';
+import { type Entry, definition, prepareEntry } from './entry.js';
+import type {
+  CallToolResult,
+  SchemaCompiler,
+  Tool,
+  ToolCallEnd,
+  ToolCallOutcome,
+  ToolDefinition,
+  ToolDescription,
+  ToolList,
+  ToolRegistryOptions,
+} from './types.js';
+import { defaultCompiler, invalidArguments } from './validation.js';
+
+const F = 'ToolRegistry';
+const OPTIONS: readonly (keyof ToolRegistryOptions)[] = [
+  'tools',
+  'ajv',
+  'pageSize',
+  'unknownTool',
+  'before',
+  'after',
+  'maxHint',
+  'logger',
+];
+
+/** What a call has come to so far: the after hook's record, filled in as the call proceeds. */
+type CallRecord = Omit<ToolCallEnd, 'outcome' | 'elapsedMs'> & { outcome?: ToolCallOutcome };
+
+/** `f(value)`: at once for a plain value, once it settles for a promise. */
+function andThen<T, R>(value: Awaitable<T>, f: (v: T) => Awaitable<R>): Awaitable<R> {
+  return isThenable(value) ? Promise.resolve(value).then(f) : f(value);
+}
+
+/** The registry of tools: the `tools` handler object for `dispatch()` and the x-mcp-header lookup. */
+export class ToolRegistry {
+  /** The dispatcher may call exactly these members (`tools/list`, `tools/call`). */
+  readonly [HANDLER_METHODS]: readonly string[] = Object.freeze(['list', 'call']);
+  /** This registry applies tool filter views itself (so cursors and hints never name a filtered tool). */
+  readonly [TOOL_VIEWS_APPLIED] = true;
+  /**
+   * Announces every `register()` and `remove()` to open `subscriptions/listen` streams (so a dispatcher serving
+   * this registry declares `tools.listChanged`). Call `changes.listChanged()` yourself when what `describe()`
+   * returns changes for everyone.
+   */
+  readonly changes = new ChangeFeed();
+  /** Where `dispatch()` finds the feed (a symbol: no JSON-RPC method name reaches it). */
+  readonly [CHANGES] = this.changes;
+
+  readonly #entries = new Map<string, Entry>();
+  /** How many registered tools have describe() (per-caller definitions). */
+  #dynamic = 0;
+  /** The shared list per revision while every tool is static (see #sharedList); emptied on every change. */
+  #lists: Partial<Record<Era, ToolList>> = {};
+  readonly #compiler: SchemaCompiler;
+  readonly #pageSize: number;
+  readonly #unknownTool: ToolRegistryOptions['unknownTool'];
+  readonly #before: ToolRegistryOptions['before'];
+  readonly #after: ToolRegistryOptions['after'];
+  readonly #maxHint: number;
+  readonly #logger: Logger;
+
+  constructor(options: ToolRegistryOptions = {}) {
+    const o = optionsObject(F, options);
+    knownKeys(F, o, OPTIONS);
+    if (o.ajv !== undefined && (o.ajv === null || typeof (o.ajv as SchemaCompiler).compile !== 'function')) {
+      throw badOption(F, 'ajv', o.ajv, 'an Ajv instance (an object with compile())');
+    }
+    if (o.tools !== undefined && !Array.isArray(o.tools)) {
+      throw badOption(F, 'tools', o.tools, 'an array of tools');
+    }
+    this.#compiler = o.ajv ?? defaultCompiler();
+    this.#pageSize = checkPageSize(F, 'pageSize', o.pageSize);
+    this.#unknownTool = fnOption<NonNullable<ToolRegistryOptions['unknownTool']>>(
+      F,
+      'unknownTool',
+      o.unknownTool,
+    );
+    this.#before = fnOption<NonNullable<ToolRegistryOptions['before']>>(F, 'before', o.before);
+    this.#after = fnOption<NonNullable<ToolRegistryOptions['after']>>(F, 'after', o.after);
+    this.#maxHint = intOption(F, 'maxHint', o.maxHint, 100, 0);
+    this.#logger = loggerOption(F, o.logger, stderrLogger);
+    if (o.tools) this.register(...o.tools);
+  }
+
+  /**
+   * Register tools. Throws a TypeError (and registers none of them) for a duplicate or invalid name, a missing
+   * `call`, an `inputSchema` that is not an object schema, a schema ajv cannot compile, or an invalid
+   * `x-mcp-header` annotation.
+   */
+  register(...tools: Tool[]): this {
+    const prepared: Entry[] = [];
+    const names = new Set<string>();
+    for (const tool of tools) {
+      const entry = prepareEntry(tool, this.#compiler);
+      const name = entry.tool.name;
+      if (this.#entries.has(name) || names.has(name))
+        throw new TypeError(`ToolRegistry: duplicate tool name "${clip(name)}"`);
+      names.add(name);
+      prepared.push(entry);
+    }
+    for (const e of prepared) {
+      this.#entries.set(e.tool.name, e);
+      if (e.tool.describe !== undefined) this.#dynamic++;
+    }
+    if (prepared.length > 0) {
+      this.#lists = {};
+      this.changes.listChanged();
+    }
+    return this;
+  }
+
+  /** Remove a tool. Returns whether it was registered. */
+  remove(name: string): boolean {
+    const entry = this.#entries.get(name);
+    if (entry === undefined) return false;
+    this.#entries.delete(name);
+    if (entry.tool.describe !== undefined) this.#dynamic--;
+    this.#lists = {};
+    this.changes.listChanged();
+    return true;
+  }
+
+  /** Registered names, in registration order (whatever any caller may see). */
+  get names(): string[] {
+    return [...this.#entries.keys()];
+  }
+
+  /** Whether a tool of that name is registered. */
+  has(name: string): boolean {
+    return this.#entries.has(name);
+  }
+
+  /**
+   * The `x-mcp-header` annotations of a tool (computed at registration), or `undefined` for an unknown name:
+   * the lookup `checkHeaders({ paramHeaders: registry.paramHeaders })` uses. With `req`, the name is first
+   * resolved through the request's tool filter views (a renamed tool's headers are its own), and a tool with a
+   * `describe` (per-caller visibility) answers `undefined`: call() checks its headers once it knows the caller
+   * may see it, so a hidden tool answers exactly like an unknown one. An arrow property, so it can be passed
+   * around unbound.
+   */
+  readonly paramHeaders = (name: string, req?: IncomingMessage): readonly ParamHeader[] | undefined => {
+    const actual = req === undefined ? name : resolveThrough(name, toolViewsOf(req.locals));
+    const entry = actual === undefined ? undefined : this.#entries.get(actual);
+    // A tool whose visibility is decided per caller is checked by call() once it is known to be visible:
+    // refusing its headers here would tell a caller who may not see it that it exists.
+    if (entry === undefined || (req !== undefined && entry.tool.describe !== undefined)) return undefined;
+    return entry.params;
+  };
+
+  /** The definitions this caller can see, in registration order, named as the request's tool views show them. */
+  async visibleTools(ctx: CallContext): Promise<ToolDefinition[]> {
+    return this.#visible(ctx);
+  }
+
+  /** `tools/list`: the answer itself when every tool is static, else a promise of it. */
+  list(params: JsonObject, ctx: CallContext): ToolList | Promise<ToolList> {
+    const shared = this.#sharedList(params, ctx);
+    if (shared !== undefined) return shared;
+    return andThen(this.#visible(ctx), (visible) => this.#page(visible, params));
+  }
+
+  /**
+   * `tools/call`. When the tool asked for input (`ctx.inputRequired(…)`), the value is that InputRequiredResult
+   * (tell them apart with `isInputRequiredResult`); the declared type stays the common case.
+   */
+  call(params: JsonObject, ctx: CallContext): CallToolResult | Promise<CallToolResult> {
+    const p = params ?? {};
+    const args = callArguments(p);
+    const record: CallRecord = { name: p.name as string, args, ctx };
+    return this.#after === undefined ? this.#run(record) : this.#runObserved(record);
+  }
+
+  /** The visible tools: synchronously when no tool has describe(), else a promise. */
+  #visible(ctx: CallContext): ToolDefinition[] | Promise<ToolDefinition[]> {
+    const described: (ToolDefinition | undefined | Promise<ToolDefinition | undefined>)[] = [];
+    let pending = false;
+    for (const e of this.#entries.values()) {
+      const d = this.#describe(e, ctx);
+      if (d instanceof Promise) pending = true;
+      described.push(d);
+    }
+    const views = toolViewsOf(ctx.locals);
+    if (pending) return Promise.all(described).then((all) => expose(all, views));
+    return expose(described as (ToolDefinition | undefined)[], views);
+  }
+
+  #page(visible: ToolDefinition[], params: JsonObject): ToolList {
+    const page = pageOrThrow('tools', visible, (t) => t.name, params ?? {}, this.#pageSize);
+    return page.nextCursor === undefined
+      ? { tools: page.page }
+      : { tools: page.page, nextCursor: page.nextCursor };
+  }
+
+  /**
+   * The whole list, one frozen object per revision for every request, when the answer cannot depend on the caller
+   * or the request: every tool static, no tool filter views, no cursor, the first page holding every tool. It says
+   * what `#page(#visible())` says. Serialized once: see docs/performance.md#static-tool-list.
+   */
+  #sharedList(params: JsonObject, ctx: CallContext): ToolList | undefined {
+    if (this.#dynamic > 0) return undefined;
+    const cursor = params?.cursor;
+    if (cursor !== undefined && cursor !== null && cursor !== '') return undefined;
+    if (this.#pageSize > 0 && this.#entries.size > this.#pageSize) return undefined;
+    if (toolViewsOf(ctx.locals).length > 0) return undefined;
+    const era = eraOf(ctx);
+    let list = this.#lists[era];
+    if (list === undefined) {
+      const tools: ToolDefinition[] = [];
+      for (const e of this.#entries.values()) tools.push(e.defs[era]);
+      list = this.#lists[era] = encodedOnce({ tools });
+    }
+    return list;
+  }
+
+  /** A call with the after hook: it sees every call exactly once, however the call ended, and is awaited. */
+  async #runObserved(record: CallRecord): Promise<CallToolResult> {
+    const started = performance.now();
+    try {
+      return await this.#run(record);
+    } catch (err) {
+      record.error = err;
+      record.outcome ??= 'error';
+      throw err;
+    } finally {
+      const info: ToolCallEnd = {
+        ...record,
+        outcome: record.outcome ?? 'error',
+        elapsedMs: performance.now() - started,
+      };
+      try {
+        await this.#after!(info);
+      } catch (e) {
+        this.#log('ToolRegistry: after hook failed', e);
+      }
+    }
+  }
+
+  /** Resolve the name through the request's views to a tool this caller sees, and call it. */
+  #run(record: CallRecord): Awaitable<CallToolResult> {
+    const actual = resolveThrough(record.name, toolViewsOf(record.ctx.locals));
+    const entry = actual === undefined ? undefined : this.#entries.get(actual);
+    if (entry === undefined) return this.#unknown(record);
+    return andThen(this.#describe(entry, record.ctx), (def) =>
+      def === undefined ? this.#unknown(record) : this.#runVisible(entry, record),
+    );
+  }
+
+  /** An unknown or hidden tool: the unknownTool hook's result, or -32602 hinting what this caller sees. */
+  #unknown(record: CallRecord): Awaitable<CallToolResult> {
+    record.outcome = 'unknown_tool';
+    return andThen(this.#visible(record.ctx), (visible) => {
+      const available = visible.map((t) => t.name).slice(0, this.#maxHint);
+      if (this.#unknownTool === undefined) {
+        throw new McpError(ErrorCode.InvalidParams, `Unknown tool: "${clip(record.name)}"`, {
+          tool: record.name,
+          available,
+        });
+      }
+      return andThen(this.#unknownTool(record.name, available, record.ctx), (r) => {
+        record.result = r;
+        return r;
+      });
+    });
+  }
+
+  /** A visible tool: its Mcp-Param headers and arguments checked, the before hook run, the tool called. */
+  #runVisible(entry: Entry, record: CallRecord): Awaitable<CallToolResult> {
+    const { name, args, ctx } = record;
+    record.tool = entry.tool.name;
+    if (entry.tool.describe !== undefined && entry.params.length > 0 && ctx.era === 'modern') {
+      // The Mcp-Param-* check checkHeaders() leaves to us for tools of per-caller visibility (see paramHeaders).
+      const bad = checkParamHeaders(entry.params, args, ctx.req.headers);
+      if (bad) throw new McpError(bad.code, bad.message, bad.data, bad.status);
+    }
+    if (entry.validateInput(args) !== true) {
+      record.outcome = 'invalid_arguments';
+      const r = invalidArguments(entry.validateInput.errors);
+      record.result = r;
+      return r;
+    }
+    record.outcome = 'error';
+    const invoke = (): Awaitable<CallToolResult> =>
+      andThen(entry.tool.call(args, ctx), (r) => this.#settle(entry, r, record));
+    if (this.#before === undefined) return invoke();
+    return andThen(this.#before({ name, tool: entry.tool.name, args, ctx }), invoke);
+  }
+
+  /** The tool's answer: an input-required result as it is (the dispatcher checks it), else the checked result. */
+  #settle(entry: Entry, r: unknown, record: CallRecord): CallToolResult {
+    if (isInputRequiredResult(r)) {
+      // Checked and encoded by the dispatcher (capabilities, shape); the tool's outputSchema does not apply.
+      record.result = r as unknown as CallToolResult;
+      record.outcome = 'input_required';
+      return record.result;
+    }
+    const result = this.#checkResult(entry, r, record.ctx);
+    record.result = result;
+    record.outcome = result.isError === true ? 'tool_error' : 'ok';
+    return result;
+  }
+
+  /**
+   * This caller's definition of a tool, or `undefined` when hidden (a failing describe() hides the tool):
+   * synchronous for a static tool, a promise when it has describe().
+   */
+  #describe(e: Entry, ctx: CallContext): ToolDefinition | undefined | Promise<ToolDefinition | undefined> {
+    return e.tool.describe === undefined ? e.defs[eraOf(ctx)] : this.#describeFor(e, ctx);
+  }
+
+  async #describeFor(e: Entry, ctx: CallContext): Promise<ToolDefinition | undefined> {
+    const name = clip(e.tool.name);
+    let d: ToolDescription | undefined | null | false;
+    try {
+      d = await e.tool.describe!(ctx);
+    } catch (err) {
+      this.#log(
+        `ToolRegistry: describe() of tool "${name}" failed; the tool is hidden for this request`,
+        err,
+      );
+      return undefined;
+    }
+    if (!d) return undefined;
+    if (!isObject(d)) {
+      this.#log(
+        `ToolRegistry: describe() of tool "${name}" returned a non-object; the tool is hidden`,
+        undefined,
+      );
+      return undefined;
+    }
+    return definition(e, d, eraOf(ctx));
+  }
+
+  #checkResult(e: Entry, r: unknown, ctx: CallContext): CallToolResult {
+    const name = e.tool.name;
+    if (!isObject(r) || !Array.isArray(r.content)) {
+      throw new Error(`tool "${name}" returned an invalid result (expected an object with a content array)`);
+    }
+    for (const block of r.content as unknown[]) {
+      if (!isObject(block) || typeof block.type !== 'string') {
+        throw new Error(
+          `tool "${name}" returned an invalid content block (expected an object with a string type)`,
+        );
+      }
+    }
+    const result = r as CallToolResult;
+    if (e.validateOutput && result.isError !== true) {
+      if (!('structuredContent' in result) || e.validateOutput(result.structuredContent) !== true) {
+        const detail = (e.validateOutput.errors ?? [])
+          .slice(0, 5)
+          .map((x) => `${x.instancePath || '/'} ${x.message ?? ''}`)
+          .join('; ');
+        throw new Error(
+          `tool "${name}" returned structuredContent that does not match its outputSchema: ${detail || 'missing'}`,
+        );
+      }
+    }
+    // 2025-11-25 allows only an object here; the text block still carries the value for legacy clients.
+    if (ctx.era === 'legacy' && 'structuredContent' in result && !isObject(result.structuredContent)) {
+      const { structuredContent: _dropped, ...rest } = result;
+      return rest as CallToolResult;
+    }
+    return result;
+  }
+
+  #log(message: string, err: unknown): void {
+    log(this.#logger, 'error', message, err === undefined ? undefined : { error: errorMeta(err) });
+  }
+}
+
+/** The arguments of a `tools/call` (`{}` when absent), after checking that `name` is a string. */
+function callArguments(p: JsonObject): JsonObject {
+  if (typeof p.name !== 'string')
+    throw new McpError(ErrorCode.InvalidParams, 'Invalid params: "name" must be a string');
+  const raw = p.arguments;
+  if (raw !== undefined && raw !== null && !isObject(raw)) {
+    throw new McpError(ErrorCode.InvalidParams, 'Invalid params: "arguments" must be an object');
+  }
+  return isObject(raw) ? raw : {};
+}
+
+/** The described tools a caller sees, renamed through its tool filter views. */
+function expose(
+  described: readonly (ToolDefinition | undefined)[],
+  views: ReturnType<typeof toolViewsOf>,
+): ToolDefinition[] {
+  const out: ToolDefinition[] = [];
+  for (const def of described) {
+    if (!def) continue;
+    if (views.length === 0) {
+      out.push(def);
+      continue;
+    }
+    const e = exposeThrough(def.name, views);
+    if (!e) continue;
+    out.push(
+      e.description === undefined
+        ? { ...def, name: e.name }
+        : { ...def, name: e.name, description: e.description },
+    );
+  }
+  return out;
+}
+
+/** The revision whose definitions a request sees (legacy unless the request is modern). */
+function eraOf(ctx: CallContext): Era {
+  return ctx.era === 'modern' ? 'modern' : 'legacy';
+}
