@@ -12,8 +12,9 @@ import { compileRedactor, newTally } from '../lib/redact/index.js';
 import { toMcpRequest } from '../lib/request.js';
 import { cleanText } from '../lib/sanitize.js';
 import { checkParamHeaders, paramHeaders } from '../lib/xmcpheader.js';
-import { AUDIT_CAPS, argumentsDigest } from '../middleware/audit/index.js';
-import { maskOutbound } from '../middleware/redact/index.js';
+import { argumentsDigest } from '../lib/canonical-json.js';
+import { AUDIT_CAPS } from '../middleware/audit/index.js';
+import { maskOutbound } from '../middleware/redact/walk.js';
 import { workloadById } from './workloads.js';
 
 export interface MicroResult {

@@ -28,7 +28,6 @@ import { type Catalogue, CatalogueError, type CatalogueOptions } from './types.j
 
 export type { Catalogue, CatalogueOptions, CataloguePrompts, CatalogueResources } from './types.js';
 export { CatalogueError } from './types.js';
-export { firstParagraph, splitFrontmatter } from './markdown.js';
 
 const MARKDOWN = /\.(?:md|markdown)$/i;
 

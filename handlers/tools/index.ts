@@ -14,7 +14,6 @@ export {
   audioBlock,
   resourceLink,
   embeddedResource,
-  toBase64,
 } from './content.js';
 export type {
   AudioContent,

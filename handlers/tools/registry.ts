@@ -40,7 +40,7 @@ import {
   exposeThrough,
   resolveThrough,
   toolViewsOf,
-} from '../../middleware/tool-filter/index.js';
+} from '../../middleware/tool-filter/views.js';
 import type { Logger } from '../../middleware/types.js';
 import { type Entry, definition, prepareEntry } from './entry.js';
 import type {

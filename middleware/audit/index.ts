@@ -17,7 +17,6 @@ import { createAuditSink } from './winston.js';
 export { AUDIT_CAPS, AUDIT_KEYS, type AuditKey, type AuditRecord } from './record.js';
 export { auditJsonFormat, type AuditJsonFormat, type AuditLogger } from './winston.js';
 export type { AuditOptions } from './options.js';
-export { CANONICAL_MAX_DEPTH, argumentsDigest, canonicalJson } from '../../lib/canonical-json.js';
 
 /** What {@link AuditMiddleware.stats} reports. */
 export interface AuditStats {

@@ -14,9 +14,7 @@ import { type Authenticator, chainMiddleware, isAuthenticator, quiet } from './c
 import { CHALLENGE_OPTIONS, type ChallengeOptions, resolveChallenge } from './challenge.js';
 
 export type { AuthDecision, AuthMiddleware, Authenticator, RefuseOutcome } from './chain.js';
-export { chainMiddleware, quiet } from './chain.js';
 export type { ChallengeOptions } from './challenge.js';
-export { resolveChallenge, scopeList } from './challenge.js';
 
 export interface AuthenticateOptions extends ChallengeOptions {
   /** Where refusals are logged (with what was seen) and outages reported. Default: stderr. */

@@ -12,7 +12,7 @@ import { checkStandardHeaders } from '../../lib/headers.js';
 import { type ParamHeader, checkParamHeaders } from '../../lib/xmcpheader.js';
 import { afterParse, classifyOnce } from '../internal/parse-step.js';
 import type { McpRequest } from '../../lib/request.js';
-import { type ClassifyRevisionOptions, versionOptions } from '../classify-revision/index.js';
+import { type ClassifyRevisionOptions, versionOptions } from '../classify-revision/options.js';
 import { sendRefusal, stderrLogger } from '../internal/respond.js';
 import { fnOption, knownKeys, loggerOption, optionsObject } from '../internal/options.js';
 import type { Middleware } from '../types.js';

@@ -10,7 +10,7 @@ import { LOG_LEVELS, type LogLevel } from '../../lib/meta.js';
 import { MIN_STATE_KEY_BYTES } from '../../lib/mrtr.js';
 import { CACHEABLE_METHODS, routeKey } from '../../lib/routing.js';
 import type { Handlers, ServerCapabilities } from '../../handlers/contract.js';
-import { type ClassifyRevisionOptions, versionOptions } from '../classify-revision/index.js';
+import { type ClassifyRevisionOptions, versionOptions } from '../classify-revision/options.js';
 import { type BodyOptions, resolveBodyOptions } from '../internal/parse-step.js';
 import {
   badOption,

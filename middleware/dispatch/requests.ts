@@ -24,7 +24,7 @@ import { classifyOnce } from '../internal/parse-step.js';
 import { errorMeta, log } from '../internal/log.js';
 import { isThenable } from '../internal/maybe-promise.js';
 import { localsOf, sendRefusal } from '../internal/respond.js';
-import { exposeList, resolveThrough, toolViewsOf } from '../tool-filter/index.js';
+import { exposeList, resolveThrough, toolViewsOf } from '../tool-filter/views.js';
 import type { Builtins } from './builtins.js';
 import { type Call, type ContextEnv, HandlerContext, openCall } from './handler-context.js';
 import type { InputBroker } from './legacy-input.js';

@@ -7,7 +7,7 @@
  */
 import { HANDLER_METHODS, type HandlerMethod } from '../../handlers/contract.js';
 import { badOption } from '../internal/options.js';
-import { TOOL_VIEWS_APPLIED } from '../tool-filter/index.js';
+import { TOOL_VIEWS_APPLIED } from '../tool-filter/views.js';
 
 /** A handler method and the object it is called on. */
 export interface Bound {

@@ -22,8 +22,6 @@ import { badOption, fnOption, knownKeys, optionsObject } from '../internal/optio
 import type { Middleware, OutboundTransform, RedactionRecord } from '../types.js';
 import { maskOutbound } from './walk.js';
 
-export { maskOutbound } from './walk.js';
-
 export interface RedactMiddlewareOptions extends RedactOptions {
   /**
    * Called after each outgoing value in which at least one rule fired (warn and mask modes), e.g. to alert.

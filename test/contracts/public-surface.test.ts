@@ -44,7 +44,12 @@ function exportedNames(entries: Record<string, string>): Record<string, string[]
     const source = program.getSourceFile(file);
     if (!source) throw new Error(`${key}: ${file} is not in the program`);
     const symbol = checker.getSymbolAtLocation(source);
-    out[key] = symbol ? checker.getExportsOfModule(symbol).map((s) => s.name).sort() : [];
+    out[key] = symbol
+      ? checker
+          .getExportsOfModule(symbol)
+          .map((s) => s.name)
+          .sort()
+      : [];
   }
   return out;
 }
@@ -67,7 +72,8 @@ describe('public surface', () => {
   it('keeps internals out of every entry point', () => {
     const internals = ['clip', 'badOption', 'HANDLER_FAST', 'sendJson', 'sendError', 'sendInternalError'];
     for (const [key, names] of Object.entries(actual)) {
-      for (const name of internals) expect({ key, exported: names.includes(name) }).toEqual({ key, exported: false });
+      for (const name of internals)
+        expect({ key, exported: names.includes(name) }).toEqual({ key, exported: false });
     }
   });
 });

@@ -177,7 +177,7 @@ describe('encodeResultText', () => {
         (value, era, method) => {
           const r = both(value, { era, method, serverInfo: SERVER_INFO });
           expect(r.text).toBe(r.object);
-                if (r.text.startsWith('{')) texts++;
+          if (r.text.startsWith('{')) texts++;
         },
       ),
       { numRuns: 3000 },

@@ -2,12 +2,8 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { McpError } from '../../../lib/errors';
-import {
-  CatalogueError,
-  firstParagraph,
-  loadCatalogue,
-  splitFrontmatter,
-} from '../../../handlers/catalogue/index';
+import { CatalogueError, loadCatalogue } from '../../../handlers/catalogue/index';
+import { firstParagraph, splitFrontmatter } from '../../../handlers/catalogue/markdown';
 import { prompts } from '../../../handlers/prompts/index';
 import { resources } from '../../../handlers/resources/index';
 import { makeCtx } from '../../support/handler-context';

@@ -15,7 +15,7 @@ import {
 import { createRedactor } from '../../../lib/redact/engine';
 import { candidateRules } from '../../../lib/redact/prefilter';
 import { PASSES, PASS_BITS } from '../../../lib/redact/rules';
-import { maskOutbound } from '../../../middleware/redact/index';
+import { maskOutbound } from '../../../middleware/redact/walk';
 
 // The prefilter (one pass per string that skips the rules that cannot match) must never change a result: the
 // engine with it and a reference engine that runs every pass on every string must agree on every string.
