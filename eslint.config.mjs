@@ -13,6 +13,28 @@ export default tseslint.config(
     },
   },
   {
+    // Guardrails for the library's source: small files, functions that fit on a screen, explicit exports.
+    files: [
+      'index.ts',
+      'lib/**/*.ts',
+      'middleware/**/*.ts',
+      'handlers/**/*.ts',
+      'testing/**/*.ts',
+      'bin/**/*.ts',
+    ],
+    rules: {
+      'max-lines': ['error', { max: 600 }],
+      'max-lines-per-function': ['error', { max: 120 }],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'ExportAllDeclaration',
+          message: 'Export names explicitly: the public surface is listed by name.',
+        },
+      ],
+    },
+  },
+  {
     files: ['test/**', 'bench/**', 'examples/**'],
     rules: { '@typescript-eslint/no-non-null-assertion': 'off', '@typescript-eslint/no-explicit-any': 'off' },
   },
