@@ -206,7 +206,7 @@ export function deepFreeze<T>(v: T): T {
  * Internal: not part of `mcpware/lib`. Throws a TypeError when the value does not serialize to a JSON object, and
  * whatever `JSON.stringify` throws (a BigInt, a cycle).
  */
-// see docs/performance.md#tool-list-cache
+// see docs/performance.md#the-static-toolslist
 export function encodedOnce<T extends object>(value: T): T {
   const text = JSON.stringify(value) as string | undefined;
   if (text === undefined || !text.startsWith('{')) {

@@ -239,7 +239,7 @@ export class ToolRegistry {
   /**
    * The whole list, one frozen object per revision for every request, when the answer cannot depend on the caller
    * or the request: every tool static, no tool filter views, no cursor, the first page holding every tool. It says
-   * what `#page(#visible())` says. Serialized once: see docs/performance.md#static-tool-list.
+   * what `#page(#visible())` says. Serialized once: see docs/performance.md#the-static-toolslist.
    */
   #sharedList(params: JsonObject, ctx: CallContext): ToolList | undefined {
     if (this.#dynamic > 0) return undefined;

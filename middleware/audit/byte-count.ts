@@ -33,7 +33,7 @@ export interface ByteCounter {
 /**
  * The replacements and listeners are made once per instance and shared by every request: each gets the response
  * as `this` and finds the request's state in `req.locals` (`res.req` leads to it) under this instance's own key.
- * @see docs/performance.md#per-request-state
+ * @see docs/performance.md#state-in-reqlocals
  */
 export function createByteCounter(options: ByteCounterOptions): ByteCounter {
   const { onEnd, onLost } = options;

@@ -2,7 +2,7 @@
  * `CleanMemo`: cleanText for one audit field, remembered per distinct raw value. Caller-authored strings that
  * repeat from request to request (the HTTP method, the path, the user agent, the client, the JSON-RPC method,
  * the tool or resource) are then sanitized and masked once per value.
- * @see docs/performance.md#audit-clean-memo
+ * @see docs/performance.md#audits-cleanmemo
  */
 import type { RedactTally, Redactor } from '../../lib/redact/index.js';
 import { cleanText } from '../../lib/sanitize.js';

@@ -97,7 +97,7 @@ export function createAuditSink(options: AuditSinkOptions): AuditSink {
   let reportedAt = -Infinity;
 
   // A stream logger is corked at the first record of a turn and uncorked on setImmediate, so its transports get
-  // the turn's records together; nothing waits longer than that turn. @see docs/performance.md#audit-batching
+  // the turn's records together; nothing waits longer than that turn. @see docs/performance.md#audits-corked-batch
   const stream = logger as { cork?: () => void; uncork?: () => void };
   const batches = typeof stream.cork === 'function' && typeof stream.uncork === 'function';
   let corked = false;
@@ -113,7 +113,7 @@ export function createAuditSink(options: AuditSinkOptions): AuditSink {
   // A winston Logger without `defaultMeta` gets the record itself as its `info` object (`log(info)`), which
   // writes the line `log(level, message, meta)` writes (the record's keys, then `level` and `message`) without
   // copying the record; with `defaultMeta` the three-argument form stays, where the record's keys win.
-  // @see docs/performance.md#audit-info-object
+  // @see docs/performance.md#audits-info-object
   const winston = isWinstonLogger(logger);
   listenForErrors(logger, onError);
 

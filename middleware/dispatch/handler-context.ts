@@ -28,7 +28,7 @@ import { missingCapabilityError } from './rpc-errors.js';
  * An AbortController made only when something asks for its signal: most handlers never look at `ctx.signal`.
  * `aborted` is readable without making it.
  */
-// see docs/performance.md#lazy-abort
+// see docs/performance.md#lazyabort
 export class LazyAbort {
   aborted = false;
   #reason: unknown;
@@ -98,7 +98,7 @@ export interface ContextEnv {
  * notification; `inputRequired`, `inputResponses` and `requestState` outside `tools/call`, `prompts/get` and
  * `resources/read` (the last two also when the request carries none).
  */
-// see docs/performance.md#handler-context
+// see docs/performance.md#handlercontext-getters
 export class HandlerContext implements CallContext {
   readonly #env: ContextEnv;
   readonly #call: Call;

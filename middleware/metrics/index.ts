@@ -35,7 +35,7 @@ export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
 
   // One pair of listeners shared by every request (they get the response as `this`); a request's start is kept
   // in `req.locals` under this instance's own key. A request whose `req.locals` was replaced before it ended is
-  // not measured. @see docs/performance.md#per-request-state
+  // not measured. @see docs/performance.md#state-in-reqlocals
   const tracking = Symbol('mcpware.metrics');
   type Marked = RequestLocals & { [tracking]?: { start: number; done: boolean } };
   const finish = (res: ServerResponse, finished: boolean): void => {

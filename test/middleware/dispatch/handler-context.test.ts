@@ -1,9 +1,8 @@
 /**
  * The handler's context (`ctx`): which members each kind of call gets, and that they work when taken out of the
  * context (`const { progress } = ctx`). The context holds nothing of the request as a function of its own: the
- * functions are made when a handler reads them. A context holding closures over the request kept every
- * request's objects alive through V8's young-generation collections while the code was still being compiled;
- * at a moderate load the full stack's RSS was 105 MB instead of 80 MB (bench/NOTES.md). The first test guards that.
+ * functions are made when a handler reads them (docs/performance.md#handlercontext-getters). The first test
+ * guards that.
  */
 import request from 'supertest';
 import { dispatch } from '../../../middleware/dispatch/index';
