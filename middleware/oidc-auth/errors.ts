@@ -3,6 +3,7 @@
  *
  * @see docs/middleware/oidc-auth.md
  */
+import { McpwareError } from '../../lib/errors.js';
 
 /** What went wrong, as a stable string: match on it, never on the message. */
 export type OidcAuthErrorCode =
@@ -17,16 +18,7 @@ export type OidcAuthErrorCode =
   /** No usable key set can be had: the identity provider's fault, not the caller's (a 503). */
   | 'ERR_OIDC_KEYS_UNAVAILABLE';
 
-export class OidcAuthError extends Error {
-  constructor(
-    readonly code: OidcAuthErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = 'OidcAuthError';
-  }
-}
+export class OidcAuthError extends McpwareError<OidcAuthErrorCode> {}
 
 /** A short description of a fetch or start-up failure for the log. */
 export function describeFailure(err: unknown): string {

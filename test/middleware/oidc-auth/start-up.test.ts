@@ -2,6 +2,7 @@
  * oidcAuth: start-up against an issuer that is down, slow, wrong or closed early.
  */
 import request from 'supertest';
+import { McpwareError } from '../../../lib/errors';
 import { OidcAuthError, oidcAuth } from '../../../middleware/oidc-auth/index';
 import { TestIssuer } from '../../../testing/index';
 import { PING, bearer, memoryLogger, serve } from '../../support/auth-harness';
@@ -132,6 +133,8 @@ describe('oidcAuth: issuer down at start-up', () => {
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(OidcAuthError);
+    expect(err).toBeInstanceOf(McpwareError);
+    expect(err).toMatchObject({ name: 'OidcAuthError' });
     expect(err).toMatchObject({ code: 'ERR_OIDC_START_FAILED', cause: { code: 'ERR_OIDC_DISCOVERY' } });
 
     const closed = oidcAuth({ issuer: idp.url, audience: AUD, retry: true, logger: memoryLogger() });
