@@ -3,6 +3,7 @@
  *
  * @see docs/handlers/catalogue.md
  */
+import { McpwareError } from '../../lib/errors.js';
 import type { PromptDefinition, PromptSource } from '../prompts/types.js';
 import type { ResourceEntry, ResourceSource } from '../resources/types.js';
 
@@ -50,11 +51,10 @@ export interface Catalogue {
 }
 
 /** A catalogue that cannot be loaded. `files` names the relative paths involved. */
-export class CatalogueError extends Error {
+export class CatalogueError extends McpwareError<'ERR_CATALOGUE'> {
   readonly files: readonly string[];
   constructor(message: string, files: readonly string[]) {
-    super(message);
-    this.name = 'CatalogueError';
+    super('ERR_CATALOGUE', message);
     this.files = files;
   }
 }

@@ -4,6 +4,7 @@
  * request.
  * @see docs/middleware/limits.md
  */
+import { McpwareError } from '../../lib/errors.js';
 import { randomBytes } from 'node:crypto';
 import { BUDGET_WINDOW_SECONDS, type InflightScope, RPM_WINDOW_SECONDS } from '../../lib/limits.js';
 import { log } from '../internal/log.js';
@@ -15,19 +16,18 @@ import { type RedisStore, createRedisStore } from './redis-store.js';
 import type { BudgetUse, LimitsStore, RpmResult, StoreWindows } from './store.js';
 
 /** The store could not answer and the policy is fail-closed: the request gets a 503. */
-export class StoreUnavailableError extends Error {
-  readonly code = 'ERR_LIMITS_STORE_UNAVAILABLE';
+export class StoreUnavailableError extends McpwareError<'ERR_LIMITS_STORE_UNAVAILABLE'> {
   constructor(cause?: Error) {
-    super(`limits: store unavailable${cause ? `: ${cause.message}` : ''}`, { cause });
-    this.name = 'StoreUnavailableError';
+    super('ERR_LIMITS_STORE_UNAVAILABLE', `limits: store unavailable${cause ? `: ${cause.message}` : ''}`, {
+      cause,
+    });
   }
 }
 
-export class StoreTimeoutError extends Error {
-  readonly code = 'ERR_LIMITS_STORE_TIMEOUT';
+/** The store did not answer within `timeoutMs`. */
+export class StoreTimeoutError extends McpwareError<'ERR_LIMITS_STORE_TIMEOUT'> {
   constructor(ms: number) {
-    super(`Redis did not answer within ${ms} ms`);
-    this.name = 'StoreTimeoutError';
+    super('ERR_LIMITS_STORE_TIMEOUT', `Redis did not answer within ${ms} ms`);
   }
 }
 

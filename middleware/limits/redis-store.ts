@@ -2,6 +2,7 @@
  * The limits store in Redis, shared by every replica that uses the same Redis and key prefix.
  * @see docs/middleware/limits.md
  */
+import { McpwareError } from '../../lib/errors.js';
 import type { RateLimiterRedis } from 'rate-limiter-flexible';
 import type { InflightScope } from '../../lib/limits.js';
 import { log } from '../internal/log.js';
@@ -43,10 +44,9 @@ export interface RedisStore extends LimitsStore {
   readonly slotCount: number;
 }
 
-class RedisNotReadyError extends Error {
+class RedisNotReadyError extends McpwareError<'ERR_LIMITS_REDIS_NOT_READY'> {
   constructor() {
-    super('Redis connection is not ready');
-    this.name = 'RedisNotReadyError';
+    super('ERR_LIMITS_REDIS_NOT_READY', 'Redis connection is not ready');
   }
 }
 

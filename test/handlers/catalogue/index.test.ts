@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { McpError } from '../../../lib/errors';
 import { CatalogueError, loadCatalogue } from '../../../handlers/catalogue/index';
+import { McpwareError } from '../../../lib/errors';
 import { firstParagraph, splitFrontmatter } from '../../../handlers/catalogue/markdown';
 import { prompts } from '../../../handlers/prompts/index';
 import { resources } from '../../../handlers/resources/index';
@@ -39,7 +40,11 @@ async function loadError(dir: string, opts = {}): Promise<CatalogueError> {
   try {
     await loadCatalogue(dir, opts);
   } catch (e) {
-    if (e instanceof CatalogueError) return e;
+    if (e instanceof CatalogueError) {
+      expect(e).toBeInstanceOf(McpwareError);
+      expect(e.code).toBe('ERR_CATALOGUE');
+      return e;
+    }
     throw e;
   }
   throw new Error('expected the load to fail');
