@@ -13,20 +13,17 @@
  */
 export function foldMethod(method: string): string {
   const first = method.indexOf('/');
-  if (first < 0) return method;
-  let out = method.slice(0, first) + '.';
-  let upper = false;
-  for (let i = first + 1; i < method.length; i++) {
-    const ch = method[i]!;
-    if (ch === '/') {
-      upper = true;
-      continue;
-    }
-    if (upper) {
-      const c = ch.charCodeAt(0);
-      out += c >= 0x61 && c <= 0x7a ? String.fromCharCode(c - 32) : ch;
-      upper = false;
-    } else out += ch;
+  return first < 0 ? method : `${method.slice(0, first)}.${foldMember(method.slice(first + 1))}`;
+}
+
+/** What follows the first `/`, folded: each later `/` is dropped and the ASCII letter after it capitalized. */
+function foldMember(rest: string): string {
+  if (!rest.includes('/')) return rest;
+  const [head, ...tail] = rest.split('/');
+  let out = head!;
+  for (const part of tail) {
+    const c = part.charCodeAt(0);
+    out += c >= 0x61 && c <= 0x7a ? String.fromCharCode(c - 32) + part.slice(1) : part;
   }
   return out;
 }
@@ -44,8 +41,7 @@ export function splitFolded(folded: string): [namespace: string, member: string]
 export function routeOf(method: string): readonly [namespace: string, member: string] {
   const slash = method.indexOf('/');
   if (slash < 0) return ['', method];
-  const ns = method.slice(0, slash);
-  return [ns, foldMethod(method).slice(ns.length + 1)];
+  return [method.slice(0, slash), foldMember(method.slice(slash + 1))];
 }
 
 /**

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import {
   foldMethod,
   isCacheable,
@@ -28,6 +29,38 @@ describe('foldMethod', () => {
     ['инструменты/список', 'инструменты.список'],
   ])('%j → %j', (input, out) => {
     expect(foldMethod(input)).toBe(out);
+  });
+
+  test('agrees with the definition, character by character, on any string', () => {
+    // The definition: the first `/` becomes `.`, every later `/` is dropped, and the ASCII letter after it is
+    // upper-cased.
+    const byDefinition = (method: string): string => {
+      const first = method.indexOf('/');
+      if (first < 0) return method;
+      let out = method.slice(0, first) + '.';
+      let upper = false;
+      for (const ch of method.slice(first + 1)) {
+        if (ch === '/') upper = true;
+        else {
+          out += upper && ch >= 'a' && ch <= 'z' ? ch.toUpperCase() : ch;
+          upper = false;
+        }
+      }
+      return out;
+    };
+    const slashy = fc.stringMatching(/^[a-zA-Zé/_.-]{0,24}$/);
+    fc.assert(
+      fc.property(fc.oneof(slashy, fc.string()), (m) => foldMethod(m) === byDefinition(m)),
+      {
+        numRuns: 2000,
+      },
+    );
+    fc.assert(
+      fc.property(fc.oneof(slashy, fc.string()), (m) => {
+        const [ns, member] = routeOf(m);
+        return m.includes('/') ? `${ns}.${member}` === foldMethod(m) : ns === '' && member === m;
+      }),
+    );
   });
 
   test('splitFolded', () => {
