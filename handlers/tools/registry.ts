@@ -25,7 +25,7 @@ import { CHANGES, ChangeFeed } from '../changes/index.js';
 import { type CallContext, HANDLER_METHODS } from '../contract.js';
 import { type Awaitable, checkPageSize, clip, isObject, pageOrThrow } from '../shared.js';
 import { errorMeta, log } from '../../middleware/internal/log.js';
-import { isThenable } from '../../middleware/internal/maybe-promise.js';
+import { then } from '../../middleware/internal/maybe-promise.js';
 import {
   badOption,
   fnOption,
@@ -70,11 +70,6 @@ const OPTIONS: readonly (keyof ToolRegistryOptions)[] = [
 
 /** What a call has come to so far: the after hook's record, filled in as the call proceeds. */
 type CallRecord = Omit<ToolCallEnd, 'outcome' | 'elapsedMs'> & { outcome?: ToolCallOutcome };
-
-/** `f(value)`: at once for a plain value, once it settles for a promise. */
-function andThen<T, R>(value: Awaitable<T>, f: (v: T) => Awaitable<R>): Awaitable<R> {
-  return isThenable(value) ? Promise.resolve(value).then(f) : f(value);
-}
 
 /** The registry of tools: the `tools` handler object for `dispatch()` and the x-mcp-header lookup. */
 export class ToolRegistry {
@@ -201,7 +196,7 @@ export class ToolRegistry {
   list(params: JsonObject, ctx: CallContext): ToolList | Promise<ToolList> {
     const shared = this.#sharedList(params, ctx);
     if (shared !== undefined) return shared;
-    return andThen(this.#visible(ctx), (visible) => this.#page(visible, params));
+    return then(this.#visible(ctx), (visible) => this.#page(visible, params));
   }
 
   /**
@@ -285,7 +280,7 @@ export class ToolRegistry {
     const actual = resolveThrough(record.name, toolViewsOf(record.ctx.locals));
     const entry = actual === undefined ? undefined : this.#entries.get(actual);
     if (entry === undefined) return this.#unknown(record);
-    return andThen(this.#describe(entry, record.ctx), (def) =>
+    return then(this.#describe(entry, record.ctx), (def) =>
       def === undefined ? this.#unknown(record) : this.#runVisible(entry, record),
     );
   }
@@ -293,7 +288,7 @@ export class ToolRegistry {
   /** An unknown or hidden tool: the unknownTool hook's result, or -32602 hinting what this caller sees. */
   #unknown(record: CallRecord): Awaitable<CallToolResult> {
     record.outcome = 'unknown_tool';
-    return andThen(this.#visible(record.ctx), (visible) => {
+    return then(this.#visible(record.ctx), (visible) => {
       const available = visible.map((t) => t.name).slice(0, this.#maxHint);
       if (this.#unknownTool === undefined) {
         throw new McpError(ErrorCode.InvalidParams, `Unknown tool: "${clip(record.name)}"`, {
@@ -301,7 +296,7 @@ export class ToolRegistry {
           available,
         });
       }
-      return andThen(this.#unknownTool(record.name, available, record.ctx), (r) => {
+      return then(this.#unknownTool(record.name, available, record.ctx), (r) => {
         record.result = r;
         return r;
       });
@@ -325,9 +320,9 @@ export class ToolRegistry {
     }
     record.outcome = 'error';
     const invoke = (): Awaitable<CallToolResult> =>
-      andThen(entry.tool.call(args, ctx), (r) => this.#settle(entry, r, record));
+      then(entry.tool.call(args, ctx), (r) => this.#settle(entry, r, record));
     if (this.#before === undefined) return invoke();
-    return andThen(this.#before({ name, tool: entry.tool.name, args, ctx }), invoke);
+    return then(this.#before({ name, tool: entry.tool.name, args, ctx }), invoke);
   }
 
   /** The tool's answer: an input-required result as it is (the dispatcher checks it), else the checked result. */

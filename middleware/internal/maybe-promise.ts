@@ -15,3 +15,8 @@ export function isThenable(v: unknown): v is PromiseLike<unknown> {
 
 /** A value, or a promise of it. */
 export type MaybePromise<T> = T | Promise<T>;
+
+/** `f(value)`: at once for a plain value, once it settles for a promise. */
+export function then<T, R>(value: T | PromiseLike<T>, f: (v: T) => R | PromiseLike<R>): R | Promise<R> {
+  return isThenable(value) ? Promise.resolve(value).then(f) : (f(value) as R | Promise<R>);
+}
