@@ -6,6 +6,7 @@
 import { ErrorCode, McpError } from '../lib/errors.js';
 import { type Page, paginate } from '../lib/cursor.js';
 import type { JsonObject } from '../lib/jsonrpc.js';
+import { type ChangeFeed, isChangeFeed } from './changes/index.js';
 import type { CacheHint, CallContext } from './contract.js';
 import { badOption } from '../middleware/internal/options.js';
 
@@ -69,8 +70,11 @@ export function checkPageSize(factory: string, option: string, v: unknown): numb
   return v;
 }
 
-/** Validate a cache hint: `{ttlMs: integer ≥ 0, cacheScope: 'public' | 'private'}`. */
-export function checkCache(factory: string, v: unknown): CacheHint | undefined {
+/**
+ * Validate a cache hint: `{ttlMs: integer ≥ 0, cacheScope: 'public' | 'private'}`. `perCaller`: the answer is
+ * filtered per caller (a `visible` hook), so only a private scope is allowed.
+ */
+export function checkCache(factory: string, v: unknown, perCaller = false): CacheHint | undefined {
   if (v === undefined) return undefined;
   const o = v as Partial<CacheHint> | null;
   if (
@@ -83,7 +87,17 @@ export function checkCache(factory: string, v: unknown): CacheHint | undefined {
   ) {
     throw badOption(factory, 'cache', v, "{ ttlMs: integer ≥ 0, cacheScope: 'public' | 'private' }");
   }
+  // A list a `visible` hook filters per caller must not be shared through a public cache.
+  if (perCaller && o.cacheScope === 'public') {
+    throw badOption(factory, 'cache', v, "cacheScope 'private' when a visible hook filters per caller");
+  }
   return { ttlMs: o.ttlMs, cacheScope: o.cacheScope };
+}
+
+/** The `changes` option of a handler: a ChangeFeed, or nothing. */
+export function checkChanges(factory: string, v: unknown): ChangeFeed | undefined {
+  if (v === undefined || isChangeFeed(v)) return v;
+  throw badOption(factory, 'changes', v, 'a ChangeFeed');
 }
 
 /**

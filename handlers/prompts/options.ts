@@ -5,9 +5,9 @@
  * @see docs/handlers/prompts.md
  */
 import { DEFAULT_MAX_RENDERED } from '../../lib/render.js';
-import { type ChangeFeed, isChangeFeed } from '../changes/index.js';
+import type { ChangeFeed } from '../changes/index.js';
 import type { CacheHint } from '../contract.js';
-import { checkCache, checkPageSize, checkSources } from '../shared.js';
+import { checkCache, checkChanges, checkPageSize, checkSources } from '../shared.js';
 import {
   badOption,
   fnOption,
@@ -46,13 +46,8 @@ export function resolvePromptsOptions(options: PromptsOptions | undefined): Prom
   const o = optionsObject(F, options);
   knownKeys(F, o, OPTIONS);
   const visible = fnOption<NonNullable<PromptsOptions['visible']>>(F, 'visible', o.visible);
-  const cache = checkCache(F, o.cache);
-  if (cache?.cacheScope === 'public' && visible) {
-    throw badOption(F, 'cache', o.cache, "cacheScope 'private' when a visible hook filters per caller");
-  }
-  if (o.changes !== undefined && !isChangeFeed(o.changes)) {
-    throw badOption(F, 'changes', o.changes, 'a ChangeFeed');
-  }
+  const cache = checkCache(F, o.cache, visible !== undefined);
+  const changes = checkChanges(F, o.changes);
   return {
     memory: memoryPrompts(o.prompts),
     sources: checkSources<PromptSource>(F, o.sources, ['list']),
@@ -60,7 +55,7 @@ export function resolvePromptsOptions(options: PromptsOptions | undefined): Prom
     visible,
     cache,
     maxRenderedLength: intOption(F, 'maxRenderedLength', o.maxRenderedLength, DEFAULT_MAX_RENDERED, 1),
-    changes: o.changes,
+    changes,
   };
 }
 

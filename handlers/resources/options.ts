@@ -6,9 +6,9 @@
  */
 import { LEGACY_RESOURCE_NOT_FOUND } from '../../lib/encode.js';
 import { type ParsedTemplate, parseTemplate } from '../../lib/uritemplate.js';
-import { type ChangeFeed, isChangeFeed } from '../changes/index.js';
+import type { ChangeFeed } from '../changes/index.js';
 import type { CacheHint } from '../contract.js';
-import { checkCache, checkPageSize, checkSources, isObject } from '../shared.js';
+import { checkCache, checkChanges, checkPageSize, checkSources, isObject } from '../shared.js';
 import {
   badOption,
   fnOption,
@@ -55,17 +55,12 @@ export function resolveResourcesOptions(options: ResourcesOptions | undefined): 
   const o = optionsObject(F, options);
   knownKeys(F, o, OPTIONS);
   const visible = fnOption<NonNullable<ResourcesOptions['visible']>>(F, 'visible', o.visible);
-  const cache = checkCache(F, o.cache);
-  if (cache?.cacheScope === 'public' && visible) {
-    throw badOption(F, 'cache', o.cache, "cacheScope 'private' when a visible hook filters per caller");
-  }
+  const cache = checkCache(F, o.cache, visible !== undefined);
   const legacyNotFoundCode = o.legacyNotFoundCode ?? LEGACY_RESOURCE_NOT_FOUND;
   if (legacyNotFoundCode !== -32002 && legacyNotFoundCode !== -32602) {
     throw badOption(F, 'legacyNotFoundCode', legacyNotFoundCode, '-32002 or -32602');
   }
-  if (o.changes !== undefined && !isChangeFeed(o.changes)) {
-    throw badOption(F, 'changes', o.changes, 'a ChangeFeed');
-  }
+  const changes = checkChanges(F, o.changes);
   return {
     sources: checkSources<ResourceSource>(F, o.sources, ['list', 'read']),
     templates: checkTemplates(o.templates),
@@ -75,7 +70,7 @@ export function resolveResourcesOptions(options: ResourcesOptions | undefined): 
     cache,
     maxUriLength: intOption(F, 'maxUriLength', o.maxUriLength, 8192, 1),
     legacyNotFoundCode,
-    changes: o.changes,
+    changes,
   };
 }
 
