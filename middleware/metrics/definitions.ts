@@ -5,6 +5,7 @@
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { RefusalReason } from '../../lib/errors.js';
+import { type Tally, newTally, tallyOf } from './tally.js';
 
 /** Refusals of the transport and protocol layers (`mcp_transport_refusals_total{reason}`). */
 export const TRANSPORT_REASONS: readonly RefusalReason[] = Object.freeze([
@@ -158,21 +159,31 @@ const KINDS = { counter: Counter, gauge: Gauge, histogram: Histogram } as const;
 /** The metric objects of one instance, by the keys of {@link DEFINITIONS}. */
 export type MetricSet = { readonly [K in keyof typeof DEFINITIONS]: KindOf[(typeof DEFINITIONS)[K]['kind']] };
 
+type Tallied = {
+  [K in keyof typeof DEFINITIONS]: (typeof DEFINITIONS)[K]['kind'] extends 'histogram' ? never : K;
+}[keyof typeof DEFINITIONS];
+
+/** The tally of each counter and gauge of one instance (histograms are observed directly). */
+export type TallySet = { readonly [K in Tallied]: Tally };
+
 /**
  * Gets each metric of {@link DEFINITIONS} from `registry` (when another instance or the application made it
- * with the same type and labels) or creates it there.
+ * with the same type and labels) or creates it there, and the tallies its counters and gauges are counted in.
  */
 export function createMetricSet(
   registry: Registry,
   prefix: string,
   durationBuckets: readonly number[],
-): MetricSet {
-  const set: Record<string, unknown> = {};
+): { metrics: MetricSet; tallies: TallySet } {
+  const metrics: Record<string, unknown> = {};
+  const tallies: Record<string, Tally> = {};
   for (const [key, d] of Object.entries(DEFINITIONS) as [keyof MetricSet, Definition][]) {
     const buckets = key === 'duration' ? durationBuckets : d.buckets;
-    set[key] = getOrCreate(registry, d, `${prefix}${d.name}`, buckets);
+    const made = getOrCreate(registry, d, `${prefix}${d.name}`, buckets);
+    metrics[key] = made.metric;
+    if (made.tally) tallies[key] = made.tally;
   }
-  return set as MetricSet;
+  return { metrics: metrics as MetricSet, tallies: tallies as TallySet };
 }
 
 function getOrCreate(
@@ -180,17 +191,26 @@ function getOrCreate(
   d: Definition,
   name: string,
   buckets: readonly number[] | undefined,
-): unknown {
+): { metric: unknown; tally?: Tally } {
   const Kind = KINDS[d.kind];
   const existing = registry.getSingleMetric(name) as unknown;
   if (existing === undefined) {
-    return new Kind({
+    const config = {
       name,
       help: d.help,
       labelNames: [...d.labelNames],
       ...(buckets !== undefined ? { buckets: [...buckets] } : {}),
       registers: [registry],
-    });
+    };
+    if (d.kind === 'histogram') return { metric: new Histogram(config) };
+    // see docs/performance.md#metrics-tallies
+    const own = newTally(d.labelNames, d.kind);
+    const metric =
+      d.kind === 'counter'
+        ? new Counter({ ...config, collect: own.collect })
+        : new Gauge({ ...config, collect: own.collect });
+    own.attach(metric);
+    return { metric, tally: own.tally };
   }
   const labels = (existing as { labelNames?: readonly string[] }).labelNames ?? [];
   if (
@@ -198,7 +218,8 @@ function getOrCreate(
     labels.length === d.labelNames.length &&
     labels.every((l, i) => l === d.labelNames[i])
   ) {
-    return existing;
+    if (d.kind === 'histogram') return { metric: existing };
+    return { metric: existing, tally: tallyOf(existing as Counter<string> | Gauge<string>, d.labelNames) };
   }
   throw new TypeError(
     `metrics: the registry already has a metric named "${name}" of another type or with other labels`,

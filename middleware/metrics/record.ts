@@ -6,7 +6,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RULE_NAMES } from '../../lib/redact/index.js';
 import type { RequestLocals } from '../types.js';
-import { KNOWN_METHODS, LABEL_VALUES, type MetricSet, TRANSPORT_REASONS } from './definitions.js';
+import {
+  KNOWN_METHODS,
+  LABEL_VALUES,
+  type MetricSet,
+  type TallySet,
+  TRANSPORT_REASONS,
+} from './definitions.js';
+import type { Tally } from './tally.js';
 import { type MetricsConfig, TOOL_NAME } from './options.js';
 
 /** What the `limits()` middleware accepts as `hooks` (structurally). */
@@ -26,46 +33,61 @@ export interface Recorder {
 type ToolOutcome = (typeof LABEL_VALUES.toolOutcome)[number];
 
 /**
- * The labelled children of a metric, made once per combination of label values (`metric.labels(...)`) and
- * kept. Only for bounded label values: the callers check each value first.
+ * The labelled children of a histogram by one or two label values, made once per combination
+ * (`metric.labels(...)`) and kept. Only for bounded label values: the callers check each value first.
  */
-function children<C>(labels: (...values: string[]) => C): (...values: string[]) => C {
+function children1<C>(labels: (value: string) => C): (value: string) => C {
   const made = new Map<string, C>();
-  return (...values) => {
-    // No label value contains a newline (each is from a fixed set or a checked tool name).
-    const key = values.join('\n');
-    let child = made.get(key);
+  return (value) => {
+    let child = made.get(value);
     if (child === undefined) {
-      child = labels(...values);
-      made.set(key, child);
+      child = labels(value);
+      made.set(value, child);
     }
     return child;
   };
 }
 
-const set = (values: readonly string[]): ReadonlySet<string> => new Set(values);
+function children2<C>(labels: (a: string, b: string) => C): (a: string, b: string) => C {
+  const made = new Map<string, (b: string) => C>();
+  return (a, b) => {
+    let inner = made.get(a);
+    if (inner === undefined) {
+      inner = children1((v) => labels(a, v));
+      made.set(a, inner);
+    }
+    return inner(b);
+  };
+}
+
+const setOf = (values: readonly string[]): ReadonlySet<string> => new Set(values);
 
 /** The bounded label sets, for checking a value before it becomes a label. */
 const sets = Object.freeze({
-  transport: set(TRANSPORT_REASONS),
-  auth: set(LABEL_VALUES.auth),
-  limit: set(LABEL_VALUES.limit),
-  inflightScope: set(LABEL_VALUES.inflightScope),
-  chargeSource: set(LABEL_VALUES.chargeSource),
-  storeOutcome: set(LABEL_VALUES.storeOutcome),
+  transport: setOf(TRANSPORT_REASONS),
+  auth: setOf(LABEL_VALUES.auth),
+  limit: setOf(LABEL_VALUES.limit),
+  inflightScope: setOf(LABEL_VALUES.inflightScope),
+  chargeSource: setOf(LABEL_VALUES.chargeSource),
+  storeOutcome: setOf(LABEL_VALUES.storeOutcome),
 });
 
-export function createRecorder(metrics: MetricSet, config: MetricsConfig): Recorder {
-  const requests = children((era) => metrics.requests.labels(era));
-  const transportRefusals = children((reason) => metrics.transportRefusals.labels(reason));
-  const toolCalls = children((tool, outcome) => metrics.toolCalls.labels(tool, outcome));
-  const authOutcomes = children((outcome) => metrics.authOutcomes.labels(outcome));
-  const denied = children((reason) => metrics.denied.labels(reason));
-  const inflight = children((scope) => metrics.inflight.labels(scope));
-  const charge = children((source) => metrics.charge.labels(source));
-  const storeErrors = children((outcome) => metrics.storeErrors.labels(outcome));
-  const redactions = children((rule) => metrics.redactions.labels(rule));
-  const duration = children((method, outcome) => metrics.duration.labels(method, outcome));
+export function createRecorder(
+  set: { metrics: MetricSet; tallies: TallySet },
+  config: MetricsConfig,
+): Recorder {
+  const { metrics, tallies } = set;
+  const one = (t: Tally) => (value: string) => t.one(value);
+  const requests = one(tallies.requests);
+  const transportRefusals = one(tallies.transportRefusals);
+  const toolCalls = (tool: string, outcome: string) => tallies.toolCalls.two(tool, outcome);
+  const authOutcomes = one(tallies.authOutcomes);
+  const denied = one(tallies.denied);
+  const inflight = one(tallies.inflight);
+  const storeErrors = one(tallies.storeErrors);
+  const redactions = one(tallies.redactions);
+  const charge = children1((source) => metrics.charge.labels(source));
+  const duration = children2((method, outcome) => metrics.duration.labels(method, outcome));
 
   // Pre-create the bounded series so dashboards see zeros rather than gaps.
   for (const era of LABEL_VALUES.era) requests(era).inc(0);

@@ -1,6 +1,7 @@
 /**
- * metrics() counts through prom-client's labelled children, one kept per label value, and never changes the
- * metric objects themselves (they may belong to the application's registry). Counts stay exact over many
+ * metrics() counts the counters and gauges it creates in tallies handed to prom-client by each metric's
+ * `collect` (given in its config), counts a metric the application made directly, and never changes a metric
+ * object after it is made (it may belong to the application's registry). Counts stay exact over many
  * requests and label values, across two instances sharing a registry, after the registry is reset, for every
  * hook, and when scraped one after another or at once; a registry shared with the application's own metrics
  * keeps their values and collect(); instances on different registries share nothing; and a request is
@@ -399,7 +400,7 @@ test('a hit count that is not finite is not counted and cannot fail a scrape', a
   expect(v('mcp_request_duration_seconds_count', { method: 'ping', outcome: 'ok' })).toBe(1);
 });
 
-test('the metric objects are left as prom-client made them: no own collect, reset or inc is added or replaced', async () => {
+test('the metric objects are left as prom-client made them: no own collect, reset or inc is added or replaced afterwards', async () => {
   const registry = new Registry();
   // Made by the application before metrics(), without a collect(): metrics() reuses it.
   const appRequests = new Counter({
@@ -426,6 +427,49 @@ test('the metric objects are left as prom-client made them: no own collect, rese
   expect(appRequests.reset).toBe(Counter.prototype.reset);
   const gauge = registry.getSingleMetric('mcp_ratelimit_inflight') as Gauge<string>;
   expect(gauge.reset).toBe(Gauge.prototype.reset);
-  expect(Object.prototype.hasOwnProperty.call(gauge, 'collect')).toBe(false);
+  expect(gauge.inc).toBe(Gauge.prototype.inc);
   expect((await scrape(registry))('mcp_requests_total', { era: 'modern' })).toBe(1);
+  expect((await scrape(registry))('mcp_ratelimit_inflight', { scope: 'user' })).toBe(2);
+});
+
+// see docs/performance.md#metrics-tallies
+test('the counters metrics() creates are counted in its tallies: prom-client is told only when they are read', async () => {
+  const incs = jest.spyOn(Counter.prototype, 'incWithoutExemplar' as never);
+  try {
+    const registry = new Registry();
+    const m = metrics({ registry });
+    const before = incs.mock.calls.length;
+    for (let i = 0; i < 50; i++) {
+      answer(m, { mcp: { era: 'modern', method: 'tools/call', target: 't1' } as never, response: {} });
+    }
+    expect(incs.mock.calls.length).toBe(before);
+    const v = await scrape(registry);
+    expect(v('mcp_requests_total', { era: 'modern' })).toBe(50);
+    expect(v('mcp_tool_calls_total', { tool: 't1', outcome: 'ok' })).toBe(50);
+    expect(incs.mock.calls.length).toBeGreaterThan(before);
+  } finally {
+    incs.mockRestore();
+  }
+});
+
+test('a reset between counts drops only what was counted before it, on both kinds of metric', async () => {
+  const registry = new Registry();
+  const appCounter = new Counter({
+    name: 'mcp_auth_total',
+    help: 'made by the application',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  const m = metrics({ registry });
+  const ok = { mcp: { era: 'legacy', method: 'ping' } as never, auth: { outcome: 'ok' } as never };
+  for (let i = 0; i < 3; i++) answer(m, ok);
+  registry.resetMetrics();
+  for (let i = 0; i < 2; i++) answer(m, ok);
+  const v = await scrape(registry);
+  expect(v('mcp_requests_total', { era: 'legacy' })).toBe(2);
+  expect(v('mcp_auth_total', { outcome: 'ok' })).toBe(2);
+  registry.resetMetrics();
+  const w = await scrape(registry);
+  expect(w('mcp_requests_total', { era: 'legacy' })).toBeNaN();
+  expect(await appCounter.get()).toMatchObject({ values: [] });
 });
