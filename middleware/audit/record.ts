@@ -12,6 +12,7 @@ import type { McpRequest } from '../../lib/request.js';
 import { cleanText } from '../../lib/sanitize.js';
 import type { RequestLocals } from '../types.js';
 import { CleanMemo } from './clean-memo.js';
+import { createIsoTime } from './iso-time.js';
 
 /** The keys of every audit record, in order. Log queries can rely on them. */
 export const AUDIT_KEYS = Object.freeze([
@@ -199,6 +200,8 @@ export function createRecordBuilder(config: RecordConfig): BuildRecord {
   const clients = memo(AUDIT_CAPS.client);
   const methods = memo(AUDIT_CAPS.method);
   const targets = memo(AUDIT_CAPS.target);
+  // see docs/performance.md#audit-times
+  const isoTime = createIsoTime();
 
   function requestIdOf(req: IncomingMessage): string {
     if (config.requestId) {
@@ -245,7 +248,7 @@ export function createRecordBuilder(config: RecordConfig): BuildRecord {
     const fired = locals.redaction?.fired;
     return {
       event: 'audit',
-      time: new Date(arrival.startedAt).toISOString(),
+      time: isoTime(arrival.startedAt),
       request_id: requestIdOf(req),
       rpc_id: id === undefined ? '' : typeof id === 'number' ? String(id) : clean(id, AUDIT_CAPS.rpc_id),
       http_method: httpMethods.clean(req.method),
