@@ -7,7 +7,7 @@
  */
 import { type Era, ErrorCode } from './errors.js';
 import { META } from './meta.js';
-import { INPUT_REQUIRED_METHODS, isCacheable, routeKey } from './routing.js';
+import { INPUT_REQUIRED_METHODS, isCacheableRoute, routeKey } from './routing.js';
 
 /** `ttlMs`/`cacheScope` of a cacheable result (MCP 2026-07-28 `CacheableResult`). */
 export interface CacheHint {
@@ -84,6 +84,8 @@ export function sendableCode(code: number, era: Era): number {
 export interface EncodeInput {
   era: Era;
   method: string;
+  /** The method's `routeKey`, when the caller has worked it out already. */
+  routeKey?: string | undefined;
   /** The cache hint configured for the method (used when the handler set none). */
   cache?: CacheHint | undefined;
   serverInfo: Implementation;
@@ -142,7 +144,11 @@ export function encodeResult(value: unknown, input: EncodeInput): EncodeResult {
   const { resultType: rt, ttlMs, cacheScope, ...rest } = value;
   let resultType = 'complete';
   if (rt !== undefined && rt !== 'complete') {
-    if (rt === 'input_required' && input.era === 'modern' && INPUT_REQUIRED.has(routeKey(input.method))) {
+    if (
+      rt === 'input_required' &&
+      input.era === 'modern' &&
+      INPUT_REQUIRED.has(input.routeKey ?? routeKey(input.method))
+    ) {
       resultType = rt;
     } else {
       return {
@@ -155,7 +161,7 @@ export function encodeResult(value: unknown, input: EncodeInput): EncodeResult {
   // Legacy: the destructuring above already dropped the protocol fields 2025-11-25 results do not have.
   if (input.era === 'legacy') return { ok: true, result: rest, resultType };
   const out: Record<string, unknown> = { resultType, ...rest };
-  if (resultType === 'complete' && isCacheable(input.method)) {
+  if (resultType === 'complete' && isCacheableRoute(input.routeKey ?? routeKey(input.method))) {
     let hint: CacheHint;
     if (ttlMs !== undefined || cacheScope !== undefined) {
       if (!validHint(ttlMs, cacheScope)) {
@@ -199,10 +205,16 @@ export function deepFreeze<T>(v: T): T {
   return v;
 }
 
+/** The JSON text a member of an {@link encodedOnce} value carries: a symbol key, which JSON.stringify skips. */
+const CARRIED_TEXT: unique symbol = Symbol('mcpware.carriedText');
+
+type Carrier = { readonly [CARRIED_TEXT]?: string };
+
 /**
  * A value shared by many answers (the tool list of a registry whose tools are all static), made once: a
  * deep-frozen plain-data copy of `value`, its JSON parsed back, so it holds only plain objects, arrays and JSON
  * primitives (no getter, `toJSON` or prototype of the original survives) and nothing can change it afterwards.
+ * Each object member carries its own JSON text, which {@link responseText} writes instead of serializing it again.
  * Internal: not part of `mcpware/lib`. Throws a TypeError when the value does not serialize to a JSON object, and
  * whatever `JSON.stringify` throws (a BigInt, a cycle).
  */
@@ -212,5 +224,45 @@ export function encodedOnce<T extends object>(value: T): T {
   if (text === undefined || !text.startsWith('{')) {
     throw new TypeError('encodedOnce: the value must serialize to a JSON object');
   }
-  return deepFreeze(JSON.parse(text) as T);
+  const copy = JSON.parse(text) as Record<string, unknown>;
+  for (const k of Object.keys(copy)) {
+    const v = copy[k];
+    if (v !== null && typeof v === 'object') {
+      Object.defineProperty(v, CARRIED_TEXT, { value: JSON.stringify(v) });
+    }
+  }
+  return deepFreeze(copy as T);
+}
+
+const carriedText = (v: unknown): string | undefined =>
+  v !== null && typeof v === 'object' && Object.hasOwn(v, CARRIED_TEXT)
+    ? (v as Carrier)[CARRIED_TEXT]
+    : undefined;
+
+const hasToJson = (v: unknown): boolean =>
+  v !== null && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function';
+
+/**
+ * The text of a JSON-RPC response: exactly `JSON.stringify({ jsonrpc: '2.0', id, result })`. A member of
+ * `result` that came from an {@link encodedOnce} value is written from the text it carries. Throws what
+ * `JSON.stringify` throws (a BigInt, a cycle).
+ */
+// see docs/performance.md#the-static-toolslist
+export function responseText(id: string | number | undefined, result: Record<string, unknown>): string {
+  const keys = Object.keys(result);
+  let carried = false;
+  for (const k of keys) {
+    const v = result[k];
+    if (carriedText(v) !== undefined) carried = true;
+    else if (hasToJson(v)) return JSON.stringify({ jsonrpc: '2.0', id, result });
+  }
+  if (!carried || hasToJson(result)) return JSON.stringify({ jsonrpc: '2.0', id, result });
+  const members: string[] = [];
+  for (const k of keys) {
+    const v = result[k];
+    const t = carriedText(v) ?? (JSON.stringify(v) as string | undefined);
+    if (t !== undefined) members.push(`${JSON.stringify(k)}:${t}`);
+  }
+  const idText = id === undefined ? '' : `"id":${JSON.stringify(id)},`;
+  return `{"jsonrpc":"2.0",${idText}"result":{${members.join(',')}}}`;
 }

@@ -55,6 +55,19 @@ export function routeKey(method: string): string {
   return `${ns}\u0000${member}`;
 }
 
+/** A method's route, worked out once: its namespace, folded member and {@link routeKey}. */
+export interface Route {
+  readonly namespace: string;
+  readonly member: string;
+  readonly key: string;
+}
+
+/** The route of `method` (see {@link routeOf} and {@link routeKey}). */
+export function routeFor(method: string): Route {
+  const [namespace, member] = routeOf(method);
+  return { namespace, member, key: `${namespace}\u0000${member}` };
+}
+
 const routeSet = (methods: readonly string[]): ReadonlySet<string> => new Set(methods.map(routeKey));
 
 /**
@@ -81,6 +94,11 @@ export function isCacheable(method: string): boolean {
   return CACHEABLE.has(routeKey(method));
 }
 
+/** {@link isCacheable} of a route key. */
+export function isCacheableRoute(key: string): boolean {
+  return CACHEABLE.has(key);
+}
+
 /** The methods that may answer `resultType: "input_required"` (MRTR). */
 export const INPUT_REQUIRED_METHODS: readonly string[] = Object.freeze([
   'tools/call',
@@ -103,6 +121,11 @@ const REMOVED = routeSet(REMOVED_IN_MODERN);
 
 export function isRemovedInModern(method: string): boolean {
   return REMOVED.has(routeKey(method));
+}
+
+/** {@link isRemovedInModern} of a route key. */
+export function isRemovedRoute(key: string): boolean {
+  return REMOVED.has(key);
 }
 
 /**
@@ -131,6 +154,11 @@ const CAPABILITY_BY_ROUTE: ReadonlyMap<string, string> = new Map(
 /** The capability gating `method`, or `undefined` when none does. */
 export function requiredCapability(method: string): string | undefined {
   return CAPABILITY_BY_ROUTE.get(routeKey(method));
+}
+
+/** {@link requiredCapability} of a route key. */
+export function capabilityOfRoute(key: string): string | undefined {
+  return CAPABILITY_BY_ROUTE.get(key);
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> =>

@@ -11,6 +11,7 @@ import type { JsonObject } from '../../lib/jsonrpc.js';
 import { type LogLevel, META, isLogLevel, logLevelRank } from '../../lib/meta.js';
 import { missingCapabilities, principalKey } from '../../lib/mrtr.js';
 import { DEFAULT_LEGACY_VERSION, negotiateVersion } from '../../lib/revisions.js';
+import type { Route } from '../../lib/routing.js';
 import type { CallContext } from '../../handlers/contract.js';
 import type { Logger, RequestLocals } from '../types.js';
 import {
@@ -59,7 +60,7 @@ export interface Call extends RoundScope {
 const isObj = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Start a call: closing the response (the stream, or the connection) before the answer is written cancels it. */
-export function openCall(reply: Reply): Call {
+export function openCall(reply: Reply, route: Route): Call {
   const { res, mcp, era, locals } = reply;
   const ac = new LazyAbort();
   res.once('close', () => {
@@ -76,6 +77,7 @@ export function openCall(reply: Reply): Call {
     reply,
     ac,
     method: mcp.method ?? '',
+    inputRequired: allowsInputRequired(route.key),
     era,
     clientCapabilities,
     principal: principalKey(locals.principal),
@@ -119,7 +121,7 @@ export class HandlerContext implements CallContext {
     const { req, mcp, era, locals } = call.reply;
     this.#env = env;
     this.#call = call;
-    this.#round = allowsInputRequired(call.method) ? round : undefined;
+    this.#round = call.inputRequired ? round : undefined;
     this.method = call.method;
     this.id = mcp.id;
     this.era = era;

@@ -47,6 +47,8 @@ export function createStateCodec(options: { keys: readonly Uint8Array[]; ttlMs: 
 /** Who and what a round belongs to. */
 export interface RoundScope {
   readonly method: string;
+  /** Whether the method may answer input-required ({@link allowsInputRequired}). */
+  readonly inputRequired: boolean;
   readonly era: Era;
   /** principalKey() of the caller. */
   readonly principal: string;
@@ -62,9 +64,9 @@ export interface RoundInput {
 
 const INPUT_REQUIRED_ROUTES: ReadonlySet<string> = new Set(INPUT_REQUIRED_METHODS.map(routeKey));
 
-/** Whether `method` may answer input-required (tools/call, prompts/get, resources/read). */
-export function allowsInputRequired(method: string): boolean {
-  return INPUT_REQUIRED_ROUTES.has(routeKey(method));
+/** Whether the method of a route key may answer input-required (tools/call, prompts/get, resources/read). */
+export function allowsInputRequired(key: string): boolean {
+  return INPUT_REQUIRED_ROUTES.has(key);
 }
 
 const bindingOf = (scope: RoundScope, params: JsonObject): StateBinding => ({
@@ -84,7 +86,7 @@ export function readRound(
   logger: Logger,
 ): RoundInput {
   const out: RoundInput = { params };
-  if (!allowsInputRequired(scope.method)) return out;
+  if (!scope.inputRequired) return out;
   const responses = readInputResponses(params.inputResponses, Object.hasOwn(params, 'inputResponses'));
   if (!responses.ok) throw new McpError(ErrorCode.InvalidParams, responses.message);
   if (responses.present) out.inputResponses = Object.freeze(responses.responses);
@@ -138,7 +140,7 @@ export function buildInputRequired(
 /** A handler's input-required result, checked; anything wrong with it is a server bug (or -32021). */
 export function checkedInputRequired(v: InputRequiredResult, scope: RoundScope): InputRequiredResult {
   const { method } = scope;
-  if (!allowsInputRequired(method)) {
+  if (!scope.inputRequired) {
     throw new Error(
       `${method}: the handler returned an input-required result, which only tools/call, prompts/get and resources/read may`,
     );

@@ -10,14 +10,15 @@ import { type Era, ErrorCode, McpError, refusal } from '../../lib/errors.js';
 import type { JsonObject } from '../../lib/jsonrpc.js';
 import { isInputRequiredResult } from '../../lib/mrtr.js';
 import type { McpRequest } from '../../lib/request.js';
-import { type EncodeResult, encodeResult } from '../../lib/encode.js';
+import { type EncodeResult, encodeResult, responseText } from '../../lib/encode.js';
 import {
+  type Route,
+  capabilityOfRoute,
   hasCapability,
-  isRemovedInModern,
+  isRemovedRoute,
   isRoutableMethod,
-  requiredCapability,
+  routeFor,
   routeKey,
-  routeOf,
 } from '../../lib/routing.js';
 import { isModernClaim } from '../../lib/revisions.js';
 import { classifyOnce } from '../internal/parse-step.js';
@@ -107,12 +108,12 @@ async function handleNotification(
   writeAnswer(res, 202, undefined, versionHeader(dispatcher.config, mcp, undefined));
   const method = mcp.method ?? '';
   if (!isRoutableMethod(method)) return;
-  const [ns, member] = routeOf(method);
-  if (ns !== 'notifications') return;
-  const bound = dispatcher.config.routes.get(ns, member);
+  const r = routeFor(method);
+  if (r.namespace !== 'notifications') return;
+  const bound = dispatcher.config.routes.get(r.namespace, r.member);
   if (!bound) return;
   try {
-    const call = openCall(new Reply(dispatcher.config, req, res, mcp, era));
+    const call = openCall(new Reply(dispatcher.config, req, res, mcp, era), r);
     const params = mcp.params ?? {};
     await bound.fn.call(bound.self, params, new HandlerContext(dispatcher, call, { params }));
   } catch (err) {
@@ -124,19 +125,23 @@ async function handleNotification(
 }
 
 /** The handler of a request, or the error it is answered with when it has none. */
-function resolveTarget(dispatcher: Dispatcher, reply: Reply): Bound | RpcError | 'listen' {
+function resolveTarget(
+  dispatcher: Dispatcher,
+  reply: Reply,
+  r: Route | undefined,
+): Bound | RpcError | 'listen' {
   const { mcp, era } = reply;
   const method = mcp.method!;
-  if (!isRoutableMethod(method)) return methodNotFound(method, era);
-  if (era === 'modern' && isRemovedInModern(method))
+  if (r === undefined) return methodNotFound(method, era);
+  if (era === 'modern' && isRemovedRoute(r.key))
     return methodNotFound(method, era, 'Removed in protocol revision 2026-07-28');
-  const [ns, member] = routeOf(method);
+  const { namespace: ns, member } = r;
   if (ns === 'notifications') return methodNotFound(method, era);
-  if (routeKey(method) === LISTEN) {
+  if (r.key === LISTEN) {
     // The modern revision's subscription pattern; a 2025-11-25 client has no such method.
     return era === 'modern' ? 'listen' : methodNotFound(method, era);
   }
-  const cap = requiredCapability(method);
+  const cap = capabilityOfRoute(r.key);
   if (cap !== undefined && !hasCapability(dispatcher.config.capabilities, cap)) {
     return methodNotFound(method, era, `Server does not support the ${cap} capability`);
   }
@@ -170,14 +175,15 @@ function handleRequest(
     return sendRefusal(req, res, refused, DISPATCH);
   }
   const reply = new Reply(config, req, res, mcp, era);
-  const handler = resolveTarget(dispatcher, reply);
+  // Routable names only: a name with an empty segment is never folded.
+  const r = isRoutableMethod(mcp.method!) ? routeFor(mcp.method!) : undefined;
+  const handler = resolveTarget(dispatcher, reply, r);
   if (handler === 'listen') return dispatcher.listen.serve(reply, mcp.params ?? {});
   if (!('fn' in handler)) return sendRpcError(reply, handler, config.logger);
 
-  const key = routeKey(mcp.method!);
-  const views =
-    routeOf(mcp.method!)[0] === 'tools' && !config.routes.viewsAware ? toolViewsOf(reply.locals) : [];
-  const target: Target = { call: openCall(reply), bound: handler, views, key };
+  const route = r!;
+  const views = route.namespace === 'tools' && !config.routes.viewsAware ? toolViewsOf(reply.locals) : [];
+  const target: Target = { call: openCall(reply, route), bound: handler, views, key: route.key };
   // Until an answer is written this is the outcome: whoever reads the record when the client goes away (audit and
   // metrics listen for the response's close, possibly before the handler notices) sees a cancelled call.
   reply.locals.response = { resultType: 'cancelled' };
@@ -294,10 +300,11 @@ function answer(dispatcher: Dispatcher, t: Target, value: unknown): void | Promi
     encoded = encodeResult(value, {
       era,
       method,
+      routeKey: t.key,
       cache: config.cache.get(t.key),
       serverInfo: config.serverInfo,
     });
-    if (encoded.ok) text = JSON.stringify({ jsonrpc: '2.0', id: mcp.id, result: encoded.result });
+    if (encoded.ok) text = responseText(mcp.id, encoded.result);
   } catch (err) {
     log(config.logger, 'error', `dispatch: the result of ${clip(method)} is not serializable`, {
       method: clip(method),
