@@ -65,6 +65,7 @@ function applyRedaction(
     out = value;
   }
   record.truncated += tally.truncated;
+  if (!RULE_NAMES.some((r) => tally.hits[r] > 0)) return redactor.mode === 'mask' ? out : value;
   const found = redactResultOf(tally);
   if (found.total > 0) {
     for (const r of found.fired) record.hits[r] = (record.hits[r] ?? 0) + found.hits[r]!;
