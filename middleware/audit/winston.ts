@@ -143,7 +143,11 @@ export function createAuditSink(options: AuditSinkOptions): AuditSink {
       }
       try {
         if (winston && !(logger as { defaultMeta?: unknown }).defaultMeta) {
-          const info = Object.assign(record, { level, message });
+          // Set one by one: Object.assign can leave the record in dictionary mode, which winston then copies
+          // and V8 serializes the slow way.
+          const info = record as AuditRecord & { level: string; message: string };
+          info.level = level;
+          info.message = message;
           (logger as unknown as { log(info: object): unknown }).log(info);
         } else logger.log(level, message, record as unknown as Record<string, unknown>);
       } catch (err) {

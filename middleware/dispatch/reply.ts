@@ -17,12 +17,12 @@ import type { DispatchConfig } from './options.js';
 import { applyOutbound } from './outbound.js';
 import { clip } from './rpc-errors.js';
 
-/** The `MCP-Protocol-Version` response header: the request's, when it named a revision spoken in that era. */
-export function versionHeader(
+/** The `MCP-Protocol-Version` answered: the request's, when it named a revision spoken in that era. */
+export function spokenVersion(
   config: DispatchConfig,
   mcp: McpRequest,
   era: Era | undefined,
-): Record<string, string> | undefined {
+): string | undefined {
   const h = mcp.headers.protocolVersion;
   if (h === undefined) return undefined;
   const spoken =
@@ -31,25 +31,26 @@ export function versionHeader(
       : era === 'legacy'
         ? config.legacyVersions
         : config.supportedVersions;
-  return spoken.includes(h) ? { 'MCP-Protocol-Version': h } : undefined;
+  return spoken.includes(h) ? h : undefined;
 }
 
 /**
- * Write a whole answer: the status, `headers`, and the JSON `text` (or an empty body). Headers other middlewares
- * set are kept. Only ends the response when its headers were already sent.
+ * Write a whole answer: the status, the `MCP-Protocol-Version` header when `version` is given, and the JSON
+ * `text` (or an empty body). Headers other middlewares set are kept. Only ends the response when its headers
+ * were already sent.
  */
 export function writeAnswer(
   res: ServerResponse,
   status: number,
   text: string | undefined,
-  headers?: Readonly<Record<string, string>>,
+  version?: string,
 ): void {
   if (res.headersSent || res.writableEnded || res.destroyed) {
     if (!res.writableEnded && !res.destroyed) res.end();
     return;
   }
   res.statusCode = status;
-  if (headers) for (const k of Object.keys(headers)) res.setHeader(k, headers[k]!);
+  if (version !== undefined) res.setHeader('MCP-Protocol-Version', version);
   if (text === undefined) {
     res.setHeader('Content-Length', 0);
     res.end();
@@ -110,8 +111,8 @@ export class Reply {
     res.setHeader('Content-Type', 'text/event-stream');
     res.setHeader('Cache-Control', 'no-cache');
     res.setHeader('X-Accel-Buffering', 'no');
-    const vh = versionHeader(this.config, this.mcp, this.era);
-    if (vh) for (const k of Object.keys(vh)) res.setHeader(k, vh[k]!);
+    const version = spokenVersion(this.config, this.mcp, this.era);
+    if (version !== undefined) res.setHeader('MCP-Protocol-Version', version);
     res.flushHeaders();
   }
 
@@ -190,6 +191,6 @@ export class Reply {
       return;
     }
     locals.response = record;
-    writeAnswer(res, status, text, status < 300 ? versionHeader(this.config, this.mcp, this.era) : undefined);
+    writeAnswer(res, status, text, status < 300 ? spokenVersion(this.config, this.mcp, this.era) : undefined);
   }
 }

@@ -33,7 +33,7 @@ import type { ListenRouter } from './listen.js';
 import { type RoundInput, checkedInputRequired, handedBackState, readRound } from './mrtr.js';
 import { DISPATCH } from './options.js';
 import { applyOutbound } from './outbound.js';
-import { Reply, versionHeader, writeAnswer } from './reply.js';
+import { Reply, spokenVersion, writeAnswer } from './reply.js';
 import type { Bound } from './route-table.js';
 import {
   type RpcError,
@@ -86,7 +86,7 @@ export function route(
         return sendRefusal(req, res, refusal('response_not_accepted'), DISPATCH, { id: undefined });
       }
       localsOf(req).response = {};
-      writeAnswer(res, 202, undefined, versionHeader(config, mcp, undefined));
+      writeAnswer(res, 202, undefined, spokenVersion(config, mcp, undefined));
       return dispatcher.inputs.deliver(req, mcp);
     }
     case 'notification':
@@ -105,7 +105,7 @@ async function handleNotification(
   era: Era,
 ): Promise<void> {
   localsOf(req).response = {};
-  writeAnswer(res, 202, undefined, versionHeader(dispatcher.config, mcp, undefined));
+  writeAnswer(res, 202, undefined, spokenVersion(dispatcher.config, mcp, undefined));
   const method = mcp.method ?? '';
   if (!isRoutableMethod(method)) return;
   const r = routeFor(method);
