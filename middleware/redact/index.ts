@@ -9,6 +9,7 @@
 import {
   type RedactMode,
   type RedactOptions,
+  type RedactTally,
   type Redactor,
   type RuleName,
   RULE_NAMES,
@@ -45,6 +46,11 @@ interface TransformState {
   readonly onFired: RedactMiddlewareOptions['onFired'];
 }
 
+function anyHit(tally: RedactTally): boolean {
+  for (const r of RULE_NAMES) if (tally.hits[r] > 0) return true;
+  return false;
+}
+
 /** The outbound transform: mask (or count) one value and add what fired to the request's record. */
 function applyRedaction(
   state: TransformState,
@@ -65,7 +71,7 @@ function applyRedaction(
     out = value;
   }
   record.truncated += tally.truncated;
-  if (!RULE_NAMES.some((r) => tally.hits[r] > 0)) return redactor.mode === 'mask' ? out : value;
+  if (!anyHit(tally)) return redactor.mode === 'mask' ? out : value;
   const found = redactResultOf(tally);
   if (found.total > 0) {
     for (const r of found.fired) record.hits[r] = (record.hits[r] ?? 0) + found.hits[r]!;
