@@ -14,6 +14,9 @@ export const NAME_MEMBER: Readonly<Record<string, 'name' | 'uri'>> = Object.free
   'resources/read': 'uri',
 });
 
+/** {@link NAME_MEMBER} as a Map: a method from the request is a key of nothing else (`constructor`, `__proto__`). */
+const NAME_MEMBER_OF: ReadonlyMap<string, 'name' | 'uri'> = new Map(Object.entries(NAME_MEMBER));
+
 export interface StandardHeaders {
   protocolVersion?: string | undefined;
   method?: string | undefined;
@@ -63,7 +66,7 @@ export function checkStandardHeaders(input: HeaderCheckInput): Refusal | undefin
       data: { header: 'Mcp-Method', headerValue: hm, bodyValue: method },
     });
   }
-  const member = NAME_MEMBER[method];
+  const member = NAME_MEMBER_OF.get(method);
   if (member === undefined) return undefined;
   const hn = headers.name;
   if (hn === undefined) return missing('Mcp-Name', `required for ${method}`);

@@ -35,13 +35,14 @@ export interface McpRequest {
   version?: string | undefined;
 }
 
-const TARGET_MEMBER: Readonly<Record<string, 'name' | 'uri'>> = {
-  'tools/call': 'name',
-  'prompts/get': 'name',
-  'resources/read': 'uri',
-  'resources/subscribe': 'uri',
-  'resources/unsubscribe': 'uri',
-};
+/** The params member naming each method's target. A Map: the method is the request's, any string at all. */
+const TARGET_MEMBER: ReadonlyMap<string, 'name' | 'uri'> = new Map([
+  ['tools/call', 'name'],
+  ['prompts/get', 'name'],
+  ['resources/read', 'uri'],
+  ['resources/subscribe', 'uri'],
+  ['resources/unsubscribe', 'uri'],
+]);
 
 const isObj = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -77,7 +78,7 @@ export function toMcpRequest(
         const pv = params._meta[META.protocolVersion];
         if (typeof pv === 'string' && pv.length > 0) out.metaVersion = pv;
       }
-      const member = TARGET_MEMBER[message.method];
+      const member = TARGET_MEMBER.get(message.method);
       if (member && typeof params[member] === 'string') out.target = params[member] as string;
       if ((message.method === 'tools/call' || message.method === 'prompts/get') && isObj(params.arguments)) {
         out.arguments = params.arguments;
