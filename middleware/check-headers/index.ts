@@ -10,7 +10,7 @@
 import type { IncomingMessage } from 'node:http';
 import { checkStandardHeaders } from '../../lib/headers.js';
 import { type ParamHeader, checkParamHeaders } from '../../lib/xmcpheader.js';
-import { afterParse, classifyOnce } from '../internal/parse-step.js';
+import { classifyOnce, onParsed } from '../internal/parse-step.js';
 import type { McpRequest } from '../../lib/request.js';
 import { type ClassifyRevisionOptions, versionOptions } from '../classify-revision/options.js';
 import { sendRefusal, stderrLogger } from '../internal/respond.js';
@@ -66,6 +66,8 @@ export function checkHeaders(options?: CheckHeadersOptions): Middleware {
   };
   return function mcpCheckHeaders(req, res, next) {
     if (req.method !== 'POST') return next();
-    afterParse(req, res, next, 'checkHeaders', logger, (mcp) => check(req, res, mcp));
+    onParsed(req, res, 'checkHeaders', logger, (mcp) => {
+      if (check(req, res, mcp)) next();
+    });
   };
 }

@@ -6,7 +6,7 @@
  * @see docs/middleware/classify-revision.md
  */
 import { type ClassifyRevisionOptions, versionOptions } from './options.js';
-import { afterParse, classifyOnce } from '../internal/parse-step.js';
+import { classifyOnce, onParsed } from '../internal/parse-step.js';
 import type { McpRequest } from '../../lib/request.js';
 import { sendRefusal, stderrLogger } from '../internal/respond.js';
 import { knownKeys, loggerOption, optionsObject } from '../internal/options.js';
@@ -32,6 +32,8 @@ export function classifyRevision(options?: ClassifyRevisionOptions): Middleware 
   };
   return function mcpClassifyRevision(req, res, next) {
     if (req.method !== 'POST') return next();
-    afterParse(req, res, next, 'classifyRevision', logger, (mcp) => check(req, res, mcp));
+    onParsed(req, res, 'classifyRevision', logger, (mcp) => {
+      if (check(req, res, mcp)) next();
+    });
   };
 }

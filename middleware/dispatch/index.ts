@@ -10,8 +10,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CacheHint, Implementation } from '../../lib/encode.js';
 import type { ServerCapabilities } from '../../handlers/contract.js';
-import { admitParsed, ensureParsed, parsedNow } from '../internal/parse-step.js';
-import { sendInternalError } from '../internal/respond.js';
+import { onParsed } from '../internal/parse-step.js';
 import { createBuiltins } from './builtins.js';
 import { createInputBroker } from './legacy-input.js';
 import { createListenRouter } from './listen.js';
@@ -45,32 +44,14 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     inputs,
   };
 
-  /** Route the request once it is parsed. */
-  function run(req: IncomingMessage, res: ServerResponse): void | Promise<void> {
-    // see docs/performance.md#parse-once
-    const now = parsedNow(req);
-    if (now === undefined) {
-      return ensureParsed(req, res, DISPATCH, config.body).then((mcp) =>
-        mcp ? route(dispatcher, req, res, mcp) : undefined,
-      );
-    }
-    const mcp = admitParsed(req, res, now, DISPATCH);
-    if (mcp) return route(dispatcher, req, res, mcp);
-  }
-
   const middleware = function mcpDispatch(
     req: IncomingMessage,
     res: ServerResponse,
     next: (err?: unknown) => void,
   ): void {
     if (req.method !== 'POST') return next();
-    let pending: void | Promise<void>;
-    try {
-      pending = run(req, res);
-    } catch (err) {
-      return sendInternalError(req, res, err, DISPATCH, config.logger);
-    }
-    if (pending) pending.catch((err: unknown) => sendInternalError(req, res, err, DISPATCH, config.logger));
+    // see docs/performance.md#parse-once
+    onParsed(req, res, DISPATCH, config.logger, (mcp) => route(dispatcher, req, res, mcp), config.body);
   };
   return Object.assign(middleware, {
     async close(): Promise<void> {

@@ -3,6 +3,7 @@
  * limit, before any parsing), parses it once and attaches `req.locals.mcp`; every later one reuses it. So each
  * middleware works alone, and they compose in any order.
  */
+import { isThenable } from './maybe-promise.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Refusal, refusal } from '../../lib/errors.js';
 import { type ParseResult, isBatchBytes, parseMessage, parseValue } from '../../lib/jsonrpc.js';
@@ -51,7 +52,7 @@ interface State {
   /** The parse step's waiters while it runs; `parsed` is made only for promise callers. */
   parseWaiters?: ParseWaiter[];
   parsed?: Promise<McpRequest | Refusal>;
-  /** What the parse step came to, once it has: lets later middlewares go on synchronously (see parsedNow). */
+  /** What the parse step came to, once it has: lets later middlewares go on synchronously (see parsed). */
   done?: McpRequest | Refusal;
   /** The exception the parse step hit, if it did. */
   failed?: { error: unknown };
@@ -359,22 +360,26 @@ export function parseRequest(
 /**
  * Parse (once, shared) and go on with the parsed request: `go` runs synchronously when the parse is already
  * done, else from the body's `end` event. A refusal is written (and recorded as by `by`); an exception, in the
- * parse or in `go`, becomes a generic -32603 with the stack in the log.
+ * parse or in `go`, becomes a generic -32603 with the stack in the log. A promise `go` returns is watched the
+ * same way.
  */
-export function whenParsed(
+export function onParsed(
   req: IncomingMessage,
   res: ServerResponse,
   by: string,
   logger: Logger,
-  opts: ResolvedBodyOptions,
-  go: (mcp: McpRequest) => void,
+  go: (mcp: McpRequest) => void | Promise<void>,
+  opts: ResolvedBodyOptions = DEFAULTS,
 ): void {
   withParsed(req, opts, (p, failure) => {
     if (failure) return sendInternalError(req, res, failure.error, by, logger);
     const mcp = admitParsed(req, res, p!, by);
     if (!mcp) return;
     try {
-      go(mcp);
+      const pending = go(mcp);
+      if (isThenable(pending)) {
+        pending.then(undefined, (err: unknown) => sendInternalError(req, res, err, by, logger));
+      }
     } catch (err) {
       sendInternalError(req, res, err, by, logger);
     }
@@ -385,44 +390,12 @@ export function whenParsed(
  * The parse result when the shared parse step has already finished, else `undefined`. Middlewares mounted after
  * `parse()` use it to go on synchronously, without a promise and a microtask per middleware per request.
  */
-export function parsedNow(req: IncomingMessage): McpRequest | Refusal | undefined {
+export function parsed(req: IncomingMessage): McpRequest | Refusal | undefined {
   return (req.locals as LocalsWithState | undefined)?.[STATE]?.done;
 }
 
-/**
- * Run a middleware's synchronous `check` on the parsed request, then call `next` when it returns true (it
- * writes its own refusal otherwise). When `parse()` already ran this happens at once, with no promise per
- * request; otherwise after the shared lazy parse. Unexpected exceptions become a generic -32603.
- */
-export function afterParse(
-  req: IncomingMessage,
-  res: ServerResponse,
-  next: (err?: unknown) => void,
-  by: string,
-  logger: Logger,
-  check: (mcp: McpRequest) => boolean,
-): void {
-  whenParsed(req, res, by, logger, DEFAULTS, (mcp) => {
-    if (check(mcp)) next();
-  });
-}
-
-/**
- * The parsed request for a middleware: parses lazily, and on failure writes the refusal (recording which
- * middleware refused) and returns `undefined`.
- */
-export function ensureParsed(
-  req: IncomingMessage,
-  res: ServerResponse,
-  by: string,
-  opts: ResolvedBodyOptions = DEFAULTS,
-): Promise<McpRequest | undefined> {
-  // A plain `.then` rather than an async function: one promise fewer per call on the hot path.
-  return parseRequest(req, opts).then((p) => admitParsed(req, res, p, by));
-}
-
 /** The parse result for a middleware: the request, or `undefined` once the refusal has been written. */
-export function admitParsed(
+function admitParsed(
   req: IncomingMessage,
   res: ServerResponse,
   p: McpRequest | Refusal,

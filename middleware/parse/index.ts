@@ -8,7 +8,7 @@
  * @see docs/middleware/parse.md
  */
 import type { IncomingMessage } from 'node:http';
-import { type BodyOptions, resolveBodyOptions, whenParsed } from '../internal/parse-step.js';
+import { type BodyOptions, onParsed, resolveBodyOptions } from '../internal/parse-step.js';
 import { stderrLogger } from '../internal/respond.js';
 import { knownKeys, loggerOption, optionsObject } from '../internal/options.js';
 import type { Logger, Middleware } from '../types.js';
@@ -29,7 +29,7 @@ export function parse(options?: ParseOptions): Middleware {
   return function mcpParse(req, res, next) {
     if (req.method !== 'POST') return next();
     // Synchronously from the body's `end` event, or at once when the body is already parsed.
-    whenParsed(req, res, 'parse', logger, body, () => next());
+    onParsed(req, res, 'parse', logger, () => next(), body);
   };
 }
 

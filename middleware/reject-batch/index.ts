@@ -6,13 +6,7 @@
  * @see docs/middleware/reject-batch.md
  */
 import { refusal } from '../../lib/errors.js';
-import {
-  type BodyOptions,
-  ensureParsed,
-  isBatch,
-  parsedNow,
-  resolveBodyOptions,
-} from '../internal/parse-step.js';
+import { type BodyOptions, isBatch, onParsed, parsed, resolveBodyOptions } from '../internal/parse-step.js';
 import { sendInternalError, sendRefusal, stderrLogger } from '../internal/respond.js';
 import { knownKeys, loggerOption, optionsObject } from '../internal/options.js';
 import type { Logger, Middleware } from '../types.js';
@@ -32,14 +26,14 @@ export function rejectBatch(options?: RejectBatchOptions): Middleware {
   return function mcpRejectBatch(req, res, next) {
     if (req.method !== 'POST') return next();
     // Parsed already into one message (parse() ran before): certainly not a batch.
-    const now = parsedNow(req);
+    const now = parsed(req);
     if (now !== undefined && 'kind' in now) return next();
     isBatch(req, body).then(
       (batch) => {
         if (batch === true) return sendRefusal(req, res, refusal('batch'), 'rejectBatch', { id: undefined });
         if (batch === false) return next();
         // The body could not be read (over the limit, aborted): the shared parse step writes that refusal.
-        void ensureParsed(req, res, 'rejectBatch', body);
+        onParsed(req, res, 'rejectBatch', logger, () => next(), body);
       },
       (err: unknown) => sendInternalError(req, res, err, 'rejectBatch', logger),
     );

@@ -9,7 +9,7 @@ import request from 'supertest';
 import { parse } from '../../middleware/parse/index';
 import { classifyRevision } from '../../middleware/classify-revision/index';
 import { checkHeaders } from '../../middleware/check-headers/index';
-import { isBatch, parseRequest, parsedNow, readRawBody } from '../../middleware/internal/parse-step';
+import { isBatch, parseRequest, parsed, readRawBody } from '../../middleware/internal/parse-step';
 import { FLAVOURS, makeServer } from '../support/servers';
 import type { Middleware } from '../../middleware/types';
 
@@ -75,7 +75,7 @@ describe('the promise API shares the callback path', () => {
       void Promise.all([parseRequest(req), parseRequest(req), readRawBody(req), isBatch(req)]).then(
         ([a, b, raw, batch]) => {
           seen.push(a === b, Buffer.isBuffer(raw) && raw.toString() === body, batch, dataListeners);
-          seen.push(parsedNow(req) === a);
+          seen.push(parsed(req) === a);
           res.end('ok');
         },
       );

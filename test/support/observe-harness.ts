@@ -6,8 +6,8 @@
  */
 import express from 'express';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import { ensureParsed } from '../../middleware/internal/parse-step';
-import { localsOf, sendJson } from '../../middleware/internal/respond';
+import { parseRequest } from '../../middleware/internal/parse-step';
+import { localsOf, sendJson, sendRefusal } from '../../middleware/internal/respond';
 import type { Middleware } from '../../middleware/types';
 
 export type Platform = 'node:http' | 'express';
@@ -93,9 +93,12 @@ export interface Fixtures {
  */
 export function finalHandler(fixtures: Fixtures = {}): Middleware {
   return (req, res) => {
-    ensureParsed(req, res, 'final')
+    parseRequest(req)
       .then((mcp) => {
-        if (!mcp) return;
+        if (!('kind' in mcp)) {
+          sendRefusal(req, res, mcp, 'final', { id: (mcp as { id?: unknown }).id });
+          return;
+        }
         const locals = localsOf(req);
         if (mcp.kind !== 'request') {
           res.statusCode = 202;
