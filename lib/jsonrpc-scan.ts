@@ -24,20 +24,19 @@ const PARAMS = 2;
 const META = 3;
 
 /**
- * One open container. An object's member names are kept as positions in the text (`starts`/`ends`: the key's
- * characters between the quotes) and compared there, character by character; a name is made into a string
- * only when it holds an escape (`names[k]`, its decoded value), when two names compared case-folded differ
- * past ASCII, and past {@link SMALL_OBJECT} names, where a Set of the (folded) names takes over.
+ * One open container. An object's member names are kept as positions in the text (the scanner's `starts` and
+ * `ends` from `base` on: the key's characters between the quotes) and compared there, character by character; a
+ * name is made into a string only when it holds an escape (`names`, its decoded value), when two names compared
+ * case-folded differ past ASCII, and past {@link SMALL_OBJECT} names, where a Set of the (folded) names takes
+ * over. Containers nest, so a child's names follow its parent's and are overwritten by its next sibling's.
  */
 interface Frame {
   obj: boolean;
   role: Role;
-  /** How many member names are in `starts`/`ends` (at most SMALL_OBJECT + 1; the Set holds the rest). */
+  /** Where this object's names start in the scanner's arrays. */
+  base: number;
+  /** How many member names are in the arrays (at most SMALL_OBJECT + 1; the Set holds the rest). */
   count: number;
-  starts: number[];
-  ends: number[];
-  /** The decoded name where it differs from the text (an escaped name). */
-  names: (string | undefined)[];
   set: Set<string> | undefined;
   /** The last member name read in this object (to give roles to children): its position, -1 for none. */
   lastStart: number;
@@ -80,6 +79,11 @@ class Scanner {
   readonly #maxDepth: number;
   /** Open containers by depth; a frame is reused for the next container at its depth. */
   readonly #frames: Frame[] = [];
+  /** The member names of the open objects, as positions in the text (see Frame). */
+  readonly #starts: number[] = [];
+  readonly #ends: number[] = [];
+  /** The decoded name where it differs from the text (an escaped name). */
+  readonly #names: (string | undefined)[] = [];
   #depth = 0;
   /** No backslash anywhere: every string ends at the next quote. */
   readonly #plain: boolean;
@@ -186,6 +190,7 @@ class Scanner {
     }
     f.obj = obj;
     f.role = role;
+    f.base = parent ? parent.base + parent.count : 0;
     f.count = 0;
     f.set = undefined;
     f.lastStart = -1;
@@ -196,7 +201,8 @@ class Scanner {
 
   /** Name `k` of the frame as a string: decoded when it was escaped, case-folded in a folding role. */
   #keyAt(f: Frame, k: number): string {
-    const name = f.names[k] ?? this.#text.slice(f.starts[k], f.ends[k]);
+    const at = f.base + k;
+    const name = this.#names[at] ?? this.#text.slice(this.#starts[at], this.#ends[at]);
     return f.role !== NONE ? foldKey(name) : name;
   }
 
@@ -204,11 +210,14 @@ class Scanner {
   #sameName(f: Frame, a: number, b: number): boolean {
     const text = this.#text;
     const folded = f.role !== NONE;
-    if (f.names[a] !== undefined || f.names[b] !== undefined) return this.#keyAt(f, a) === this.#keyAt(f, b);
-    let i = f.starts[a]!;
-    let j = f.starts[b]!;
-    const len = f.ends[a]! - i;
-    if (f.ends[b]! - j !== len) {
+    const names = this.#names;
+    const x0 = f.base + a;
+    const y0 = f.base + b;
+    if (names[x0] !== undefined || names[y0] !== undefined) return this.#keyAt(f, a) === this.#keyAt(f, b);
+    let i = this.#starts[x0]!;
+    let j = this.#starts[y0]!;
+    const len = this.#ends[x0]! - i;
+    if (this.#ends[y0]! - j !== len) {
       if (!folded) return false;
       this.#dottedCapitalI ??= text.includes('\u0130');
       return this.#dottedCapitalI && this.#keyAt(f, a) === this.#keyAt(f, b);
@@ -244,9 +253,10 @@ class Scanner {
       return true;
     }
     const k = f.count++;
-    f.starts[k] = start;
-    f.ends[k] = end;
-    f.names[k] = decoded;
+    const at = f.base + k;
+    this.#starts[at] = start;
+    this.#ends[at] = end;
+    this.#names[at] = decoded;
     for (let i = 0; i < k; i++) if (this.#sameName(f, i, k)) return false;
     if (f.count > SMALL_OBJECT) {
       const all = new Set<string>();
@@ -261,10 +271,8 @@ function newFrame(): Frame {
   return {
     obj: false,
     role: NONE,
+    base: 0,
     count: 0,
-    starts: [],
-    ends: [],
-    names: [],
     set: undefined,
     lastStart: -1,
     lastEnd: -1,
