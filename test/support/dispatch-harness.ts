@@ -12,8 +12,21 @@ export type Platform = 'node:http' | 'express';
 export const PLATFORMS: Platform[] = ['node:http', 'express'];
 export const ERAS = ['modern', 'legacy'] as const;
 
-/** Run middlewares in order on bare node:http; falling off the end → 404 `{"fell":"through"}`. */
-export function chain(mws: readonly Middleware[]): (req: IncomingMessage, res: ServerResponse) => void {
+/** What falling off the end of a chain answers: 404 `{"fell":"through"}`. */
+export function fellThrough(res: ServerResponse): void {
+  res.statusCode = 404;
+  res.setHeader('Content-Type', 'application/json');
+  res.end(JSON.stringify({ fell: 'through' }));
+}
+
+/**
+ * Run middlewares in order on bare node:http, as Connect does; `next(err)` answers 500 with the error, and
+ * falling off the end answers what `end` writes ({@link fellThrough} by default).
+ */
+export function chain(
+  mws: readonly Middleware[],
+  end: (res: ServerResponse) => void = fellThrough,
+): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     let i = 0;
     const next = (err?: unknown): void => {
@@ -23,12 +36,7 @@ export function chain(mws: readonly Middleware[]): (req: IncomingMessage, res: S
         return;
       }
       const mw = mws[i++];
-      if (!mw) {
-        res.statusCode = 404;
-        res.setHeader('Content-Type', 'application/json');
-        res.end(JSON.stringify({ fell: 'through' }));
-        return;
-      }
+      if (!mw) return end(res);
       mw(req, res, next);
     };
     next();

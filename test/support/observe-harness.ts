@@ -7,32 +7,19 @@
 import express from 'express';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { parseRequest } from '../../middleware/internal/parse-step';
+import { chain } from './dispatch-harness';
 import { localsOf, sendJson, sendRefusal } from '../../middleware/internal/respond';
 import type { Middleware } from '../../middleware/types';
 
 export type Platform = 'node:http' | 'express';
 export const PLATFORMS: Platform[] = ['node:http', 'express'];
 
-/** Run middlewares in order on bare node:http; an error passed to next → 500. */
+/** Run middlewares in order on bare node:http; falling off the end → an empty 404. */
 export function run(mws: readonly Middleware[]): (req: IncomingMessage, res: ServerResponse) => void {
-  return (req, res) => {
-    let i = 0;
-    const next = (err?: unknown): void => {
-      if (err) {
-        res.statusCode = 500;
-        res.end(JSON.stringify({ nextError: String(err) }));
-        return;
-      }
-      const mw = mws[i++];
-      if (!mw) {
-        res.statusCode = 404;
-        res.end();
-        return;
-      }
-      mw(req, res, next);
-    };
-    next();
-  };
+  return chain(mws, (res) => {
+    res.statusCode = 404;
+    res.end();
+  });
 }
 
 /** A server (not listening; supertest binds it to 127.0.0.1). Express mounts the chain on /mcp. */
