@@ -205,10 +205,16 @@ export function deepFreeze<T>(v: T): T {
   return v;
 }
 
+/** The JSON text a member of an {@link encodedOnce} value carries: a symbol key, which JSON.stringify skips. */
+const CARRIED_TEXT: unique symbol = Symbol('mcpware.carriedText');
+
+type Carrier = { readonly [CARRIED_TEXT]?: string };
+
 /**
  * A value shared by many answers (the tool list of a registry whose tools are all static), made once: a
  * deep-frozen plain-data copy of `value`, its JSON parsed back, so it holds only plain objects, arrays and JSON
  * primitives (no getter, `toJSON` or prototype of the original survives) and nothing can change it afterwards.
+ * Each object member carries its own JSON text, which {@link responseText} writes instead of serializing it again.
  * Internal: not part of `mcpware/lib`. Throws a TypeError when the value does not serialize to a JSON object, and
  * whatever `JSON.stringify` throws (a BigInt, a cycle).
  */
@@ -218,5 +224,45 @@ export function encodedOnce<T extends object>(value: T): T {
   if (text === undefined || !text.startsWith('{')) {
     throw new TypeError('encodedOnce: the value must serialize to a JSON object');
   }
-  return deepFreeze(JSON.parse(text) as T);
+  const copy = JSON.parse(text) as Record<string, unknown>;
+  for (const k of Object.keys(copy)) {
+    const v = copy[k];
+    if (v !== null && typeof v === 'object') {
+      Object.defineProperty(v, CARRIED_TEXT, { value: JSON.stringify(v) });
+    }
+  }
+  return deepFreeze(copy as T);
+}
+
+const carriedText = (v: unknown): string | undefined =>
+  v !== null && typeof v === 'object' && Object.hasOwn(v, CARRIED_TEXT)
+    ? (v as Carrier)[CARRIED_TEXT]
+    : undefined;
+
+const hasToJson = (v: unknown): boolean =>
+  v !== null && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function';
+
+/**
+ * The text of a JSON-RPC response: exactly `JSON.stringify({ jsonrpc: '2.0', id, result })`. A member of
+ * `result` that came from an {@link encodedOnce} value is written from the text it carries. Throws what
+ * `JSON.stringify` throws (a BigInt, a cycle).
+ */
+// see docs/performance.md#the-static-toolslist
+export function responseText(id: string | number | undefined, result: Record<string, unknown>): string {
+  const keys = Object.keys(result);
+  let carried = false;
+  for (const k of keys) {
+    const v = result[k];
+    if (carriedText(v) !== undefined) carried = true;
+    else if (hasToJson(v)) return JSON.stringify({ jsonrpc: '2.0', id, result });
+  }
+  if (!carried || hasToJson(result)) return JSON.stringify({ jsonrpc: '2.0', id, result });
+  const members: string[] = [];
+  for (const k of keys) {
+    const v = result[k];
+    const t = carriedText(v) ?? (JSON.stringify(v) as string | undefined);
+    if (t !== undefined) members.push(`${JSON.stringify(k)}:${t}`);
+  }
+  const idText = id === undefined ? '' : `"id":${JSON.stringify(id)},`;
+  return `{"jsonrpc":"2.0",${idText}"result":{${members.join(',')}}}`;
 }

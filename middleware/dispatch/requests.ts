@@ -10,7 +10,7 @@ import { type Era, ErrorCode, McpError, refusal } from '../../lib/errors.js';
 import type { JsonObject } from '../../lib/jsonrpc.js';
 import { isInputRequiredResult } from '../../lib/mrtr.js';
 import type { McpRequest } from '../../lib/request.js';
-import { type EncodeResult, encodeResult } from '../../lib/encode.js';
+import { type EncodeResult, encodeResult, responseText } from '../../lib/encode.js';
 import {
   type Route,
   capabilityOfRoute,
@@ -304,7 +304,7 @@ function answer(dispatcher: Dispatcher, t: Target, value: unknown): void | Promi
       cache: config.cache.get(t.key),
       serverInfo: config.serverInfo,
     });
-    if (encoded.ok) text = JSON.stringify({ jsonrpc: '2.0', id: mcp.id, result: encoded.result });
+    if (encoded.ok) text = responseText(mcp.id, encoded.result);
   } catch (err) {
     log(config.logger, 'error', `dispatch: the result of ${clip(method)} is not serializable`, {
       method: clip(method),

@@ -4,7 +4,13 @@
  * and values), and both must refuse the same results.
  */
 import fc from 'fast-check';
-import { type EncodeInput, encodeResult, encodeResultText } from '../../lib/encode';
+import {
+  type EncodeInput,
+  encodeResult,
+  encodeResultText,
+  encodedOnce,
+  responseText,
+} from '../../lib/encode';
 
 const SERVER_INFO = Object.freeze({
   name: 'srv "quoted" ✓',
@@ -183,5 +189,54 @@ describe('encodeResultText', () => {
       { numRuns: 3000 },
     );
     expect(texts).toBeGreaterThan(1000);
+  });
+});
+
+describe('responseText', () => {
+  const json = fc.jsonValue({ maxDepth: 4 });
+  const id = fc.oneof(fc.string(), fc.integer(), fc.constant(undefined));
+
+  test('is JSON.stringify of the response for any result', () => {
+    fc.assert(
+      fc.property(id, fc.dictionary(fc.string(), json), (i, result) => {
+        expect(responseText(i, result)).toBe(JSON.stringify({ jsonrpc: '2.0', id: i, result }));
+      }),
+    );
+  });
+
+  // see docs/performance.md#the-static-toolslist
+  test('writes the members of an encodedOnce value from their text, and gives the same text', () => {
+    fc.assert(
+      fc.property(
+        id,
+        fc.dictionary(fc.string(), json),
+        fc.dictionary(fc.string(), json),
+        (i, shared, own) => {
+          const once = encodedOnce(shared);
+          // Members of the shared value next to the answer's own, in either order.
+          const result = { ...own, ...once, extra: own };
+          expect(responseText(i, result)).toBe(JSON.stringify({ jsonrpc: '2.0', id: i, result }));
+        },
+      ),
+    );
+  });
+
+  test('uses the carried text, not a serialization of the member', () => {
+    const once = encodedOnce({ tools: [{ name: 'a' }] });
+    const stringify = jest.spyOn(JSON, 'stringify');
+    try {
+      expect(responseText(1, { ...once })).toBe('{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a"}]}}');
+      expect(stringify.mock.calls.some(([v]) => v === once.tools)).toBe(false);
+    } finally {
+      stringify.mockRestore();
+    }
+  });
+
+  test('a member or result with toJSON is serialized as JSON.stringify does', () => {
+    const once = encodedOnce({ tools: [1] });
+    const withToJson = { ...once, when: { toJSON: (key: string) => `at ${key}` } };
+    expect(responseText(2, withToJson)).toBe(JSON.stringify({ jsonrpc: '2.0', id: 2, result: withToJson }));
+    const own = Object.assign({ ...once }, { toJSON: () => ({ replaced: true }) });
+    expect(responseText(3, own)).toBe(JSON.stringify({ jsonrpc: '2.0', id: 3, result: own }));
   });
 });
