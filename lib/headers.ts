@@ -53,7 +53,9 @@ export function checkStandardHeaders(input: HeaderCheckInput): Refusal | undefin
   if (headers.protocolVersion === undefined)
     return missing('MCP-Protocol-Version', 'required on every request');
   const hm = headers.method;
-  if (hm === undefined || hm === '') return missing('Mcp-Method', 'required on every request');
+  // Empty only for the empty method (an unknown method, answered -32601 by the dispatcher).
+  if (hm === undefined || (hm === '' && method !== ''))
+    return missing('Mcp-Method', 'required on every request');
   if (invalidChars(hm)) {
     return refusal('header_malformed', {
       message: 'Mcp-Method header contains invalid characters',

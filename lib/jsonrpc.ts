@@ -177,8 +177,8 @@ export function classifyMessage(value: unknown): ParseResult {
   }
   if (hasOwn(m, 'method')) {
     const method = m.method;
-    if (typeof method !== 'string' || method.length === 0)
-      return bad('Invalid Request: method must be a non-empty string');
+    // Any string, the empty one included: a method no server has is answered -32601 by the dispatcher.
+    if (typeof method !== 'string') return bad('Invalid Request: method must be a string');
     if (hasOwn(m, 'result') || hasOwn(m, 'error'))
       return bad('Invalid Request: a request cannot carry result or error');
     let params: JsonObject | undefined;

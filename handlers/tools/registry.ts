@@ -412,10 +412,11 @@ function callArguments(p: JsonObject): JsonObject {
   if (typeof p.name !== 'string')
     throw new McpError(ErrorCode.InvalidParams, 'Invalid params: "name" must be a string');
   const raw = p.arguments;
-  if (raw !== undefined && raw !== null && !isObject(raw)) {
+  // Absent means no arguments; anything else, null included, must be an object (CallToolRequest's schema).
+  if (raw !== undefined && !isObject(raw)) {
     throw new McpError(ErrorCode.InvalidParams, 'Invalid params: "arguments" must be an object');
   }
-  return isObject(raw) ? raw : {};
+  return raw ?? {};
 }
 
 /** The described tools a caller sees, renamed through its tool filter views. */

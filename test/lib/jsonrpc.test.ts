@@ -27,6 +27,8 @@ describe('parseMessage: classification', () => {
     ['{"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"x"}}', 'error', 4],
     ['{"jsonrpc":"2.0","error":{"code":-32700,"message":"x","data":1}}', 'error', undefined],
     ['\uFEFF{"jsonrpc":"2.0","id":1,"method":"ping"}', 'request', 1],
+    // The empty method is a method like any other string: the dispatcher answers it -32601.
+    ['{"jsonrpc":"2.0","id":1,"method":""}', 'request', 1],
   ])('%s → %s', (text, kind, id) => {
     const r = ok(text);
     expect(r.kind).toBe(kind);
@@ -58,7 +60,7 @@ describe('parseMessage: classification', () => {
     ['{"id":1,"method":"ping"}', 'invalid_request', -32600],
     ['{"jsonrpc":"1.0","id":1,"method":"ping"}', 'invalid_request', -32600],
     ['{"jsonrpc":"2.0","id":1,"params":{}}', 'invalid_request', -32600],
-    ['{"jsonrpc":"2.0","id":1,"method":""}', 'invalid_request', -32600],
+    ['{"jsonrpc":"2.0","id":1,"method":7}', 'invalid_request', -32600],
     ['{"jsonrpc":"2.0","id":1,"method":42}', 'invalid_request', -32600],
     ['{"jsonrpc":"2.0","id":1,"method":"x","params":[1]}', 'invalid_request', -32600],
     ['{"jsonrpc":"2.0","id":1,"method":"x","params":"s"}', 'invalid_request', -32600],
