@@ -57,7 +57,8 @@ export function classifyRevision(input: ClassifyInput, opts: ClassifyOptions = {
   const legacy = opts.legacyVersions ?? LEGACY_VERSIONS;
   const { method, meta, header } = input;
   const pv = meta?.[META.protocolVersion];
-  const bodyVersion = typeof pv === 'string' && pv.length > 0 ? pv : undefined;
+  // Any string, the empty one included: an empty version is a version no server supports (-32022).
+  const bodyVersion = typeof pv === 'string' ? pv : undefined;
   const headerModern = header !== undefined && (isModernClaim(header) || modern.includes(header));
 
   if (input.notification) {

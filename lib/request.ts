@@ -76,7 +76,7 @@ export function toMcpRequest(
       if (isObj(params._meta)) {
         out.meta = params._meta;
         const pv = params._meta[META.protocolVersion];
-        if (typeof pv === 'string' && pv.length > 0) out.metaVersion = pv;
+        if (typeof pv === 'string') out.metaVersion = pv;
       }
       const member = TARGET_MEMBER.get(message.method);
       if (member && typeof params[member] === 'string') out.target = params[member] as string;

@@ -77,13 +77,23 @@ const rows: Row[] = [
     -32602,
   ],
   [
-    '8 protocolVersion "", modern header → -32602',
+    // An empty version is a version: the header/body equality check comes first (spec checklist).
+    '8 protocolVersion "", modern header → -32020',
     'tools/call',
     { [PV]: '', [CC]: {} },
     '2026-07-28',
     'modern',
-    'missing_envelope',
-    -32602,
+    'protocol_version_mismatch',
+    -32020,
+  ],
+  [
+    '8b protocolVersion "" and header "" → -32022 (no server supports the empty version)',
+    'tools/call',
+    { [PV]: '', [CC]: {} },
+    '',
+    'modern',
+    'unsupported_protocol_version',
+    -32022,
   ],
   ['9 clientInfo is optional', 'tools/call', { [PV]: '2026-07-28', [CC]: {} }, undefined, 'modern', null],
   [
