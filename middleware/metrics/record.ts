@@ -7,13 +7,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RULE_NAMES } from '../../lib/redact/index.js';
 import type { RequestLocals } from '../types.js';
 import {
+  DEFINITIONS,
   KNOWN_METHODS,
   LABEL_VALUES,
   type MetricSet,
   type TallySet,
   TRANSPORT_REASONS,
 } from './definitions.js';
-import type { Tally } from './tally.js';
+import { LabelLookup, type Tally } from './tally.js';
 import { type MetricsConfig, TOOL_NAME } from './options.js';
 
 /** What the `limits()` middleware accepts as `hooks` (structurally). */
@@ -32,51 +33,23 @@ export interface Recorder {
 
 type ToolOutcome = (typeof LABEL_VALUES.toolOutcome)[number];
 
-/**
- * The labelled children of a histogram by one or two label values, made once per combination
- * (`metric.labels(...)`) and kept. Only for bounded label values: the callers check each value first.
- */
-function children1<C>(labels: (value: string) => C): (value: string) => C {
-  const made = new Map<string, C>();
-  return (value) => {
-    let child = made.get(value);
-    if (child === undefined) {
-      child = labels(value);
-      made.set(value, child);
-    }
-    return child;
-  };
-}
-
-function children2<C>(labels: (a: string, b: string) => C): (a: string, b: string) => C {
-  const made = new Map<string, (b: string) => C>();
-  return (a, b) => {
-    let inner = made.get(a);
-    if (inner === undefined) {
-      inner = children1((v) => labels(a, v));
-      made.set(a, inner);
-    }
-    return inner(b);
-  };
-}
-
-const setOf = (values: readonly string[]): ReadonlySet<string> => new Set(values);
+const set = (values: readonly string[]): ReadonlySet<string> => new Set(values);
 
 /** The bounded label sets, for checking a value before it becomes a label. */
 const sets = Object.freeze({
-  transport: setOf(TRANSPORT_REASONS),
-  auth: setOf(LABEL_VALUES.auth),
-  limit: setOf(LABEL_VALUES.limit),
-  inflightScope: setOf(LABEL_VALUES.inflightScope),
-  chargeSource: setOf(LABEL_VALUES.chargeSource),
-  storeOutcome: setOf(LABEL_VALUES.storeOutcome),
+  transport: set(TRANSPORT_REASONS),
+  auth: set(LABEL_VALUES.auth),
+  limit: set(LABEL_VALUES.limit),
+  inflightScope: set(LABEL_VALUES.inflightScope),
+  chargeSource: set(LABEL_VALUES.chargeSource),
+  storeOutcome: set(LABEL_VALUES.storeOutcome),
 });
 
 export function createRecorder(
-  set: { metrics: MetricSet; tallies: TallySet },
+  metricSet: { metrics: MetricSet; tallies: TallySet },
   config: MetricsConfig,
 ): Recorder {
-  const { metrics, tallies } = set;
+  const { metrics, tallies } = metricSet;
   const one = (t: Tally) => (value: string) => t.one(value);
   const requests = one(tallies.requests);
   const transportRefusals = one(tallies.transportRefusals);
@@ -86,8 +59,13 @@ export function createRecorder(
   const inflight = one(tallies.inflight);
   const storeErrors = one(tallies.storeErrors);
   const redactions = one(tallies.redactions);
-  const charge = children1((source) => metrics.charge.labels(source));
-  const duration = children2((method, outcome) => metrics.duration.labels(method, outcome));
+  // The histograms' labelled children, made once per label set (prom-client observes them directly).
+  const chargeBy = new LabelLookup(DEFINITIONS.charge.labelNames, (labels) => metrics.charge.labels(labels));
+  const durationBy = new LabelLookup(DEFINITIONS.duration.labelNames, (labels) =>
+    metrics.duration.labels(labels),
+  );
+  const charge = (source: string) => chargeBy.one(source);
+  const duration = (method: string, outcome: string) => durationBy.two(method, outcome);
 
   // Pre-create the bounded series so dashboards see zeros rather than gaps.
   for (const era of LABEL_VALUES.era) requests(era).inc(0);

@@ -52,14 +52,19 @@ class TalliedSeries implements Series {
   }
 }
 
-/** Look-ups by one or two label values, shared by both kinds of tally. */
-abstract class Lookup<S extends Series> {
+/**
+ * The series of one metric by one or two label values, each made once by `make` from its label set and kept.
+ * Shared by both kinds of tally and by the histograms' labelled children. Only for bounded label values: the
+ * callers check each value first.
+ */
+export class LabelLookup<S> {
   readonly #byOne = new Map<string, S>();
   readonly #byTwo = new Map<string, Map<string, S>>();
 
-  constructor(protected readonly names: readonly string[]) {}
-
-  protected abstract make(labels: Labels): S;
+  constructor(
+    private readonly names: readonly string[],
+    private readonly make: (labels: Labels) => S,
+  ) {}
 
   one(value: string): S {
     let s = this.#byOne.get(value);
@@ -86,7 +91,8 @@ abstract class Lookup<S extends Series> {
 }
 
 /** The tally of a metric `metrics()` created: counted here, handed over by the metric's `collect`. */
-class OwnTally extends Lookup<TalliedSeries> implements Tally {
+class OwnTally implements Tally {
+  readonly #series: LabelLookup<TalliedSeries>;
   /** Series counted since the metric was made or reset, in the order first counted (prom-client keeps it). */
   #listed: TalliedSeries[] = [];
   #store: unknown;
@@ -96,11 +102,15 @@ class OwnTally extends Lookup<TalliedSeries> implements Tally {
     names: readonly string[],
     private readonly kind: 'counter' | 'gauge',
   ) {
-    super(names);
+    this.#series = new LabelLookup(names, (labels) => new TalliedSeries(labels, this));
   }
 
-  protected make(labels: Labels): TalliedSeries {
-    return new TalliedSeries(labels, this);
+  one(value: string): Series {
+    return this.#series.one(value);
+  }
+
+  two(a: string, b: string): Series {
+    return this.#series.two(a, b);
   }
 
   /** The metric this tally feeds (set right after prom-client constructs it). */
@@ -146,20 +156,22 @@ class OwnTally extends Lookup<TalliedSeries> implements Tally {
 }
 
 /** The tally of a metric the application made: every count goes to prom-client at once. */
-class DirectTally extends Lookup<Series> implements Tally {
-  constructor(
-    names: readonly string[],
-    private readonly metric: Metric,
-  ) {
-    super(names);
-  }
+class DirectTally implements Tally {
+  readonly #series: LabelLookup<Series>;
 
-  protected make(labels: Labels): Series {
-    const metric = this.metric;
-    return {
+  constructor(names: readonly string[], metric: Metric) {
+    this.#series = new LabelLookup(names, (labels) => ({
       inc: (n = 1) => (metric as Counter<string>).inc(labels, n),
       set: (value) => (metric as Gauge<string>).set(labels, value),
-    };
+    }));
+  }
+
+  one(value: string): Series {
+    return this.#series.one(value);
+  }
+
+  two(a: string, b: string): Series {
+    return this.#series.two(a, b);
   }
 
   flush(): void {}
