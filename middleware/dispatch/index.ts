@@ -10,6 +10,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CacheHint, Implementation } from '../../lib/encode.js';
 import type { ServerCapabilities } from '../../handlers/contract.js';
+import type { McpRequest } from '../../lib/request.js';
 import { onParsed } from '../internal/parse-step.js';
 import { createBuiltins } from './builtins.js';
 import { createInputBroker } from './legacy-input.js';
@@ -44,6 +45,9 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     inputs,
   };
 
+  const go = (mcp: McpRequest, req: IncomingMessage, res: ServerResponse): void | Promise<void> =>
+    route(dispatcher, req, res, mcp);
+
   const middleware = function mcpDispatch(
     req: IncomingMessage,
     res: ServerResponse,
@@ -51,7 +55,7 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
   ): void {
     if (req.method !== 'POST') return next();
     // see docs/performance.md#parse-once
-    onParsed(req, res, DISPATCH, config.logger, (mcp) => route(dispatcher, req, res, mcp), config.body);
+    onParsed(req, res, DISPATCH, config.logger, go, config.body);
   };
   return Object.assign(middleware, {
     async close(): Promise<void> {

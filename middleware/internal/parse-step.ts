@@ -361,14 +361,14 @@ export function parseRequest(
  * Parse (once, shared) and go on with the parsed request: `go` runs synchronously when the parse is already
  * done, else from the body's `end` event. A refusal is written (and recorded as by `by`); an exception, in the
  * parse or in `go`, becomes a generic -32603 with the stack in the log. A promise `go` returns is watched the
- * same way.
+ * same way. `go` gets the request and response too, so a middleware can pass one function made once.
  */
 export function onParsed(
   req: IncomingMessage,
   res: ServerResponse,
   by: string,
   logger: Logger,
-  go: (mcp: McpRequest) => void | Promise<void>,
+  go: (mcp: McpRequest, req: IncomingMessage, res: ServerResponse) => void | Promise<void>,
   opts: ResolvedBodyOptions = DEFAULTS,
 ): void {
   withParsed(req, opts, (p, failure) => {
@@ -376,7 +376,7 @@ export function onParsed(
     const mcp = admitParsed(req, res, p!, by);
     if (!mcp) return;
     try {
-      const pending = go(mcp);
+      const pending = go(mcp, req, res);
       if (isThenable(pending)) {
         pending.then(undefined, (err: unknown) => sendInternalError(req, res, err, by, logger));
       }
