@@ -71,9 +71,9 @@ function applyRedaction(
     out = value;
   }
   record.truncated += tally.truncated;
-  if (!anyHit(tally)) return redactor.mode === 'mask' ? out : value;
-  const found = redactResultOf(tally);
-  if (found.total > 0) {
+  // Nothing fired (the usual case): no result view is built.
+  if (anyHit(tally)) {
+    const found = redactResultOf(tally);
     for (const r of found.fired) record.hits[r] = (record.hits[r] ?? 0) + found.hits[r]!;
     record.fired = RULE_NAMES.filter((r) => (record.hits[r] ?? 0) > 0);
     try {
