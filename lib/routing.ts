@@ -44,6 +44,8 @@ export function routeOf(method: string): readonly [namespace: string, member: st
   return [method.slice(0, slash), foldMember(method.slice(slash + 1))];
 }
 
+const keyOf = (namespace: string, member: string): string => `${namespace}\u0000${member}`;
+
 /**
  * A string naming a route unambiguously (`tools\0list`). The tables below are written with the methods' wire
  * names and compared by route, the key the dispatcher routes on: a spelling that reaches the same handler
@@ -52,7 +54,7 @@ export function routeOf(method: string): readonly [namespace: string, member: st
  */
 export function routeKey(method: string): string {
   const [ns, member] = routeOf(method);
-  return `${ns}\u0000${member}`;
+  return keyOf(ns, member);
 }
 
 /** A method's route, worked out once: its namespace, folded member and {@link routeKey}. */
@@ -65,7 +67,7 @@ export interface Route {
 /** The route of `method` (see {@link routeOf} and {@link routeKey}). */
 export function routeFor(method: string): Route {
   const [namespace, member] = routeOf(method);
-  return { namespace, member, key: `${namespace}\u0000${member}` };
+  return { namespace, member, key: keyOf(namespace, member) };
 }
 
 const routeSet = (methods: readonly string[]): ReadonlySet<string> => new Set(methods.map(routeKey));
@@ -91,7 +93,7 @@ export const CACHEABLE_METHODS: readonly string[] = Object.freeze([
 const CACHEABLE = routeSet(CACHEABLE_METHODS);
 
 export function isCacheable(method: string): boolean {
-  return CACHEABLE.has(routeKey(method));
+  return isCacheableRoute(routeKey(method));
 }
 
 /** {@link isCacheable} of a route key. */
@@ -120,7 +122,7 @@ export const REMOVED_IN_MODERN: readonly string[] = Object.freeze([
 const REMOVED = routeSet(REMOVED_IN_MODERN);
 
 export function isRemovedInModern(method: string): boolean {
-  return REMOVED.has(routeKey(method));
+  return isRemovedRoute(routeKey(method));
 }
 
 /** {@link isRemovedInModern} of a route key. */
@@ -153,7 +155,7 @@ const CAPABILITY_BY_ROUTE: ReadonlyMap<string, string> = new Map(
 
 /** The capability gating `method`, or `undefined` when none does. */
 export function requiredCapability(method: string): string | undefined {
-  return CAPABILITY_BY_ROUTE.get(routeKey(method));
+  return capabilityOfRoute(routeKey(method));
 }
 
 /** {@link requiredCapability} of a route key. */
