@@ -16,16 +16,38 @@ export function foldMethod(method: string): string {
   return first < 0 ? method : `${method.slice(0, first)}.${foldMember(method.slice(first + 1))}`;
 }
 
-/** What follows the first `/`, folded: each later `/` is dropped and the ASCII letter after it capitalized. */
+/**
+ * What follows the first `/`, folded: each later `/` is dropped and the ASCII letter after it capitalized. The
+ * code units go into one buffer, turned into a string in slices: memory stays a small multiple of the input's
+ * length however many segments it has (one string per segment would cost tens of bytes each).
+ */
 function foldMember(rest: string): string {
   if (!rest.includes('/')) return rest;
-  const [head, ...tail] = rest.split('/');
-  let out = head!;
-  for (const part of tail) {
-    const c = part.charCodeAt(0);
-    out += c >= 0x61 && c <= 0x7a ? String.fromCharCode(c - 32) + part.slice(1) : part;
+  const units = new Uint16Array(rest.length);
+  let n = 0;
+  let upper = false;
+  for (let i = 0; i < rest.length; i++) {
+    const c = rest.charCodeAt(i);
+    if (c === 0x2f) {
+      upper = true;
+      continue;
+    }
+    units[n++] = upper && c >= 0x61 && c <= 0x7a ? c - 32 : c;
+    upper = false;
   }
-  return out;
+  return unitsText(units, n);
+}
+
+/** Code units per String.fromCharCode call (its arguments go on the stack). */
+const UNITS_PER_SLICE = 4096;
+
+/** The string of the first `n` code units of `units`, lone surrogates kept as they are. */
+function unitsText(units: Uint16Array, n: number): string {
+  if (n <= UNITS_PER_SLICE) return String.fromCharCode(...units.subarray(0, n));
+  const slices: string[] = [];
+  for (let i = 0; i < n; i += UNITS_PER_SLICE)
+    slices.push(String.fromCharCode(...units.subarray(i, Math.min(n, i + UNITS_PER_SLICE))));
+  return slices.join('');
 }
 
 /** Split a folded method into its namespace and member (`tools.list` → [`tools`, `list`]; `ping` → [``, `ping`]). */

@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
 import fc from 'fast-check';
 import {
   foldMethod,
@@ -61,6 +63,26 @@ describe('foldMethod', () => {
         return m.includes('/') ? `${ns}.${member}` === foldMethod(m) : ns === '' && member === m;
       }),
     );
+  });
+
+  test('folds a 3.5 MiB slashed name in a 32 MB heap (the result is built in one buffer)', () => {
+    // In a child with a small heap: a fold that keeps one string per segment runs it out of memory.
+    const script = `
+      const { foldMethod, routeFor } = require('./lib/routing.ts');
+      const m = 'n/' + 'a/'.repeat(1835006) + 'a';
+      const f = foldMethod(m);
+      const r = routeFor(m);
+      process.stdout.write(JSON.stringify([f.length, r.member.length, f.slice(0, 6)]));
+    `;
+    const out = spawnSync(process.execPath, ['--max-old-space-size=32', '--import', 'tsx', '-e', script], {
+      cwd: path.resolve(__dirname, '../..'),
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect({ status: out.status, stdout: out.stdout }).toEqual({
+      status: 0,
+      stdout: JSON.stringify([1835009, 1835007, 'n.aAAA']),
+    });
   });
 
   test('splitFolded', () => {
