@@ -79,6 +79,7 @@ export type RefusalReason =
   | 'duplicate_member'
   | 'forbidden_member'
   | 'too_deep'
+  | 'method_too_long'
   | 'response_not_accepted'
   | 'method_not_allowed'
   | 'origin_not_allowed'
@@ -139,6 +140,11 @@ export const REFUSALS: Readonly<Record<RefusalReason, RefusalSpec>> = {
   duplicate_member: { code: ErrorCode.InvalidRequest, status: 400, message: 'A member is named twice' },
   forbidden_member: { code: ErrorCode.InvalidRequest, status: 400, message: 'Forbidden member name' },
   too_deep: { code: ErrorCode.InvalidRequest, status: 400, message: 'Request nesting is too deep' },
+  method_too_long: {
+    code: ErrorCode.InvalidRequest,
+    status: 400,
+    message: 'Method name is too long',
+  },
   response_not_accepted: {
     code: ErrorCode.InvalidRequest,
     status: 400,

@@ -10,6 +10,8 @@
  *   `arguments` and other user data only exact duplicates count, since `id` and `ID` may both be legitimate.
  * - A member named `__proto__`, or a member named `constructor` holding an object, is refused anywhere: they
  *   are the raw material of prototype pollution in code that merges request data.
+ * - A method name longer than {@link MAX_METHOD_LENGTH} is refused before anything folds, routes, logs or
+ *   counts it: MCP method names are short, and every later step may copy or keep the name.
  * @see docs/middleware/parse.md
  */
 import { type Refusal, type RequestId, isRequestId, refusal } from './errors.js';
@@ -55,6 +57,12 @@ export interface ParseOptions {
 
 export const DEFAULT_MAX_DEPTH = 64;
 
+/**
+ * Longest method name accepted, in UTF-16 code units. The longest method MCP defines
+ * (`notifications/resources/list_changed`) is 36; the bound leaves room for vendor methods.
+ */
+export const MAX_METHOD_LENGTH = 256;
+
 const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
 
 /** True when the first character that is not JSON whitespace (after an optional BOM) is `[`. */
@@ -84,7 +92,8 @@ export function isBatchBytes(buf: Uint8Array): boolean {
 /**
  * Parse JSON text into one classified JSON-RPC message, or a refusal. Never throws.
  * Refusals: `parse_error` (-32700, invalid JSON), `batch` (an array), `too_deep`, `duplicate_member`,
- * `forbidden_member`, `invalid_id`, `invalid_request` (-32600 for anything that is not one JSON-RPC message).
+ * `forbidden_member`, `invalid_id`, `invalid_request` (-32600 for anything that is not one JSON-RPC message),
+ * `method_too_long` (-32600, a method name past {@link MAX_METHOD_LENGTH}).
  */
 export function parseMessage(text: string, opts: ParseOptions = {}): ParseResult {
   const maxDepth = opts.maxDepth ?? DEFAULT_MAX_DEPTH;
@@ -177,8 +186,15 @@ export function classifyMessage(value: unknown): ParseResult {
   }
   if (hasOwn(m, 'method')) {
     const method = m.method;
-    // Any string, the empty one included: a method no server has is answered -32601 by the dispatcher.
+    // Any string within the bound, the empty one included: a method no server has is answered -32601 by the
+    // dispatcher.
     if (typeof method !== 'string') return bad('Invalid Request: method must be a string');
+    if (method.length > MAX_METHOD_LENGTH) {
+      const r = refusal('method_too_long', {
+        message: `Method name is longer than ${MAX_METHOD_LENGTH} characters`,
+      });
+      return readableId !== undefined ? { ...r, id: readableId } : r;
+    }
     if (hasOwn(m, 'result') || hasOwn(m, 'error'))
       return bad('Invalid Request: a request cannot carry result or error');
     let params: JsonObject | undefined;

@@ -19,6 +19,7 @@ export const TRANSPORT_REASONS: readonly RefusalReason[] = Object.freeze([
   'duplicate_member',
   'forbidden_member',
   'too_deep',
+  'method_too_long',
   'response_not_accepted',
   'method_not_allowed',
   'origin_not_allowed',

@@ -3,7 +3,8 @@
  *
  * Refuses: a non-JSON Content-Type (415), a body over the limit (413, before any parsing), invalid JSON or
  * UTF-8 (400 / -32700, no id), a batch (400 / -32600), anything that is not one JSON-RPC message, ids that are
- * not strings or safe integers, members named twice, `__proto__`, nesting past `maxDepth` (400 / -32600).
+ * not strings or safe integers, members named twice, `__proto__`, nesting past `maxDepth`, a method name past
+ * 256 characters (400 / -32600).
  * Uses `req.body` when express.json (or another body parser) already ran. Non-POST requests pass through.
  * @see docs/middleware/parse.md
  */

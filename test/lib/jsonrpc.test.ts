@@ -146,6 +146,37 @@ describe('parseMessage: duplicates, prototypes, depth', () => {
   });
 });
 
+describe('parseMessage: method names are bounded', () => {
+  const body = (method: string, id?: number) =>
+    JSON.stringify(id === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', id, method });
+
+  test.each([
+    ['a request at the bound', 'x'.repeat(256), 1, true],
+    ['a notification at the bound', 'n/' + 'a'.repeat(254), undefined, true],
+    ['a request one past the bound', 'x'.repeat(257), 1, false],
+    ['a notification one past the bound', 'a/'.repeat(128) + 'a', undefined, false],
+    ['a 3.5 MiB slashed request', 'a/'.repeat(1835008), 7, false],
+  ])('%s', (_what, method, id, accepted) => {
+    const r = parseMessage(body(method, id));
+    if (accepted) {
+      expect(r).toMatchObject({ ok: true, method });
+      return;
+    }
+    expect(r).toMatchObject({ ok: false, reason: 'method_too_long', code: -32600, status: 400 });
+    if (id === undefined) expect(r).not.toHaveProperty('id');
+    else expect((r as { id?: unknown }).id).toBe(id);
+  });
+
+  test('parseValue bounds the method of a pre-parsed body the same way', () => {
+    expect(parseValue({ jsonrpc: '2.0', id: 2, method: 'x'.repeat(257) })).toMatchObject({
+      ok: false,
+      reason: 'method_too_long',
+      id: 2,
+    });
+    expect(parseValue({ jsonrpc: '2.0', id: 2, method: 'x'.repeat(256) }).ok).toBe(true);
+  });
+});
+
 describe('batch detection', () => {
   test.each([
     ['[1]', true],
