@@ -14,6 +14,12 @@ export interface Principal {
   email?: string;
   /** Which authenticator recognized the credential, e.g. `api-key` or `oidc`. */
   method: string;
+  /**
+   * Where `userId` is unique: `api-key` for `apiKeyAuth()`, the token's issuer for `oidcAuth()`. The same
+   * `userId` from two sources is two callers: limits and listen-stream slots key on method, source and id
+   * together, and audit records name it (`principal_source`). Default: `method`.
+   */
+  source?: string;
   /** Verified token claims, when the credential was a token. */
   claims?: Readonly<Record<string, unknown>>;
 }

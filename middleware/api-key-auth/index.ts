@@ -97,6 +97,7 @@ export function apiKeyAuth(options: ApiKeyAuthOptions): AuthMiddleware {
       groups: Object.freeze([...k.groups]),
       roles: Object.freeze([...k.roles]),
       method: API_KEY_METHOD,
+      source: API_KEY_METHOD,
     }),
   );
 

@@ -17,6 +17,7 @@ import {
 } from '../../lib/limits.js';
 import { type MaybePromise, isThenable } from '../internal/maybe-promise.js';
 import { parseRequest } from '../internal/parse-step.js';
+import { principalKey } from '../internal/principal.js';
 import { sendInternalError, sendRefusal } from '../internal/respond.js';
 import { type Limiter, type Slot, StoreUnavailableError } from './limiter.js';
 import type { LimitsConfig } from './options.js';
@@ -33,7 +34,7 @@ const ID_PEEK_MS = 1000;
 interface Attempt {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
-  /** The bucket of the request's principal. */
+  /** The bucket of the request's principal: its source and id ({@link principalKey}), or `anonymous`. */
   readonly key: string;
   /** A subscriptions/listen stream: it takes no concurrency slot. */
   readonly longLived: boolean;
@@ -58,12 +59,6 @@ export interface Admission {
   admit(req: IncomingMessage, res: ServerResponse, next: () => void): void;
   /** Requests of this process holding a slot, per scope. */
   readonly inflight: Readonly<Record<InflightScope, number>>;
-}
-
-/** The bucket of the request's principal. Namespaced so that no user id can share the anonymous bucket. */
-function keyOf(req: IncomingMessage): string {
-  const userId = req.locals?.principal?.userId;
-  return typeof userId === 'string' && userId !== '' ? `u:${userId}` : 'anonymous';
 }
 
 /**
@@ -246,7 +241,7 @@ export function createAdmission(config: LimitsConfig, limiter: Limiter): Admissi
       const a: Attempt = {
         req,
         res,
-        key: keyOf(req),
+        key: principalKey(req.locals?.principal),
         longLived: isLongLived(req),
         held: [],
         closed: false,

@@ -1,7 +1,7 @@
 /**
  * limits: per-user requests per minute, per-user and global concurrency, and an hourly work budget per user;
  * in process memory, or shared by every replica through Redis. Mount it inside the authentication middleware:
- * it keys on `req.locals.principal.userId`. Only POST requests count.
+ * it keys on `req.locals.principal`: where the principal came from and its id. Only POST requests count.
  * @see docs/middleware/limits.md
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';

@@ -88,6 +88,8 @@ function decideClaims(config: VerifyConfig, payload: JWTPayload, seen: Seen): Au
     groups: Object.freeze(id.groups),
     roles: Object.freeze(id.roles),
     method: OIDC_METHOD,
+    // The issuer vouches for `sub`: a subject is unique within its issuer only.
+    source: config.issuer,
     claims: Object.freeze({ ...payload }),
   };
   if (id.email !== undefined) principal.email = id.email;

@@ -24,6 +24,11 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/** The limits' key of the stand-in's principal `id` (see principalKey): method and source `test`, then the id. */
+export function userKey(id: string): string {
+  return JSON.stringify(['test', 'test', id]);
+}
+
 /** The stand-in for an authentication middleware: `x-user: alice` → principal alice; no header → anonymous. */
 function authStandIn(req: IncomingMessage): void {
   const user = req.headers['x-user'];

@@ -34,6 +34,7 @@ describe.each(FLAVOURS)('apiKeyAuth on %s', (flavour) => {
       groups: ['admins', 'ops'],
       roles: ['writer'],
       method: 'api-key',
+      source: 'api-key',
     });
     expect(r.body.auth).toEqual({ outcome: 'ok', method: 'api-key' });
   });

@@ -60,7 +60,13 @@ describe.each(FLAVOURS)('authenticate([apiKeyAuth, oidcAuth]) on %s', (flavour) 
   test('an API key is decided by the API-key authenticator', async () => {
     const r = await post(KEY);
     expect(r.status).toBe(200);
-    expect(r.body.principal).toEqual({ userId: 'ci', groups: ['deploy'], roles: [], method: 'api-key' });
+    expect(r.body.principal).toEqual({
+      userId: 'ci',
+      groups: ['deploy'],
+      roles: [],
+      method: 'api-key',
+      source: 'api-key',
+    });
   });
 
   test('a token of the first issuer is decided by the first OIDC authenticator', async () => {

@@ -18,6 +18,7 @@ import {
   startApp,
   tally,
   until,
+  userKey,
 } from '../../support/limits-harness';
 
 let server: RedisServer;
@@ -89,7 +90,7 @@ describe.each(KINDS)('Redis killed and restarted mid-run (%s)', (kind: Kind) => 
     const { mw, app, seen, prefix } = await open(kind, c, { onOutage: 'fail-open' });
 
     expect(tally(await burst(app.port, 'a'))).toEqual({ 200: 5, 429: 3 });
-    expect(await c.exists(`${prefix}:rpm:u:a`)).toBe(1);
+    expect(await c.exists(`${prefix}:rpm:${userKey('a')}`)).toBe(1);
     // A request holding slots in Redis when it dies.
     const held = post(app.port, { user: 'h', hold: 'gate' });
     await until(() => app.admitted === 6, 'held request admitted');
@@ -112,7 +113,7 @@ describe.each(KINDS)('Redis killed and restarted mid-run (%s)', (kind: Kind) => 
     await new Promise((r) => setTimeout(r, 150)); // past retryIntervalMs
     // 'a' spent its 5 on the insurance this minute: passes now can only come from the (empty) Redis.
     expect(tally(await burst(app.port, 'a'))).toEqual({ 200: 5, 429: 3 });
-    expect(await c.get(`${prefix}:rpm:u:a`)).toBe('8');
+    expect(await c.get(`${prefix}:rpm:${userKey('a')}`)).toBe('8');
     expect(mw.stats()).toMatchObject({ storeDown: false, redisSlots: 0, memorySlotKeys: 0 });
     expect(seen.logs.some((l) => /Redis available again/.test(l))).toBe(true);
   });
@@ -146,7 +147,7 @@ describe.each(KINDS)('Redis killed and restarted mid-run (%s)', (kind: Kind) => 
     await until(async () => (await post(app.port, { user: 'a' })).status === 200, 'admitted again');
     // Redis restarted empty: one pass spent, four of the minute's five left, then refusals from Redis.
     expect(tally(await burst(app.port, 'a'))).toEqual({ 200: 4, 429: 4 });
-    expect(await c.exists(`${prefix}:rpm:u:a`)).toBe(1);
+    expect(await c.exists(`${prefix}:rpm:${userKey('a')}`)).toBe(1);
   });
 });
 
@@ -170,7 +171,7 @@ describe('Redis frozen (connected, never answers)', () => {
     expect(mw.stats().redisSlots).toBe(0);
     await new Promise((r) => setTimeout(r, 150));
     expect((await post(app.port, { user: 'g' })).status).toBe(200);
-    expect(await c.exists(`${prefix}:rpm:u:g`)).toBe(1);
+    expect(await c.exists(`${prefix}:rpm:${userKey('g')}`)).toBe(1);
     expect(mw.stats().storeDown).toBe(false);
   });
 

@@ -16,6 +16,7 @@ import {
   startApp,
   tally,
   until,
+  userKey,
 } from '../../support/limits-harness';
 
 const OFF = { perUserRpm: 0, perUserConcurrency: 0, globalConcurrency: 0, costBudgetPerHour: 0 };
@@ -77,7 +78,7 @@ describe.each(KINDS)('limits, Redis store (%s)', (kind: Kind) => {
     expect(refused.json().error).toMatchObject({ code: 429, data: { limit: 'rpm' } });
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     const c = await client();
-    expect(await c.keys(`${prefix}:*`)).toEqual([`${prefix}:rpm:u:a`]);
+    expect(await c.keys(`${prefix}:*`)).toEqual([`${prefix}:rpm:${userKey('a')}`]);
   });
 
   it('exact counts under concurrency: user and global slots', async () => {
@@ -92,7 +93,10 @@ describe.each(KINDS)('limits, Redis store (%s)', (kind: Kind) => {
     expect(app.admitted).toBe(6);
     const c = await client();
     expect(await c.zcard(`${prefix}:conc:global`)).toBe(6);
-    expect((await c.zcard(`${prefix}:conc:user:u:u0`)) + (await c.zcard(`${prefix}:conc:user:u:u1`))).toBe(6);
+    expect(
+      (await c.zcard(`${prefix}:conc:user:${userKey('u0')}`)) +
+        (await c.zcard(`${prefix}:conc:user:${userKey('u1')}`)),
+    ).toBe(6);
     expect(mw.stats()).toMatchObject({ inflight: { user: 6, global: 6 }, redisSlots: 12 });
     app.release();
     expect(tally(await Promise.all(pending))).toEqual({ 200: 6, 429: 24 });
@@ -106,10 +110,13 @@ describe.each(KINDS)('limits, Redis store (%s)', (kind: Kind) => {
     const c = await client();
     const slow = abortable(app.port, { user: 'a' });
     await until(() => app.admitted === 1, 'admitted');
-    expect(await c.zcard(`${prefix}:conc:user:u:a`)).toBe(1);
+    expect(await c.zcard(`${prefix}:conc:user:${userKey('a')}`)).toBe(1);
     expect((await post(app.port, { user: 'a' })).status).toBe(429);
     slow.abort();
-    await until(async () => (await c.exists(`${prefix}:conc:user:u:a`)) === 0, 'slot removed from Redis');
+    await until(
+      async () => (await c.exists(`${prefix}:conc:user:${userKey('a')}`)) === 0,
+      'slot removed from Redis',
+    );
     expect(app.holding).toBe(1); // the handler still runs; the slot followed the client
     expect(mw.stats().redisSlots).toBe(0);
     const next = post(app.port, { user: 'a', hold: 'gate' });
@@ -156,7 +163,7 @@ describe('limits, Redis store: replicas and leases', () => {
     const long = post(app.port, { user: 'a', hold: 'gate' });
     await until(() => app.admitted === 1, 'admitted');
     await new Promise((r) => setTimeout(r, 2500)); // two and a half leases
-    expect(await c.zcard(`${prefix}:conc:user:u:a`)).toBe(1);
+    expect(await c.zcard(`${prefix}:conc:user:${userKey('a')}`)).toBe(1);
     expect((await post(app.port, { user: 'a' })).status).toBe(429);
     app.release();
     expect((await long).status).toBe(200);
@@ -194,12 +201,15 @@ describe('limits, Redis store: replicas and leases', () => {
     );
     const c = await client();
     expect((await post(app.port, { user: 'a', charge: '70' })).status).toBe(200);
-    await until(async () => (await c.get(`${prefix}:budget:u:a`)) === '70', 'charge recorded in Redis');
-    const ttl = await c.pttl(`${prefix}:budget:u:a`);
+    await until(
+      async () => (await c.get(`${prefix}:budget:${userKey('a')}`)) === '70',
+      'charge recorded in Redis',
+    );
+    const ttl = await c.pttl(`${prefix}:budget:${userKey('a')}`);
     expect(ttl).toBeGreaterThan(3_500_000);
     expect(ttl).toBeLessThanOrEqual(3_600_000);
     expect((await post(app.port, { user: 'a', charge: '40' })).status).toBe(200);
-    await until(async () => (await c.get(`${prefix}:budget:u:a`)) === '110', 'second charge');
+    await until(async () => (await c.get(`${prefix}:budget:${userKey('a')}`)) === '110', 'second charge');
     const r = await post(app.port, { user: 'a', id: 'x' });
     expect(r.json()).toMatchObject({ id: 'x', error: { data: { limit: 'cost_budget' } } });
     expect(Number(r.headers['retry-after'])).toBeGreaterThan(3500);

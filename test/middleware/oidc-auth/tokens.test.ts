@@ -59,6 +59,8 @@ describe.each(FLAVOURS)('oidcAuth on %s', (flavour) => {
       groups: ['admins'],
       roles: ['user'],
       method: 'oidc',
+      // A subject is unique within its issuer only.
+      source: idp.url,
     });
     expect(r.body.principal.claims.sub).toBe('alice');
     expect(r.body.auth).toEqual({ outcome: 'ok', method: 'oidc' });

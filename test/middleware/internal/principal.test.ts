@@ -1,0 +1,79 @@
+/**
+ * principalKey: the per-caller key of the limits and the listen-stream slots is where the principal came from
+ * and its id. The same id from two sources is two keys, no id can spell another source's key, and requests
+ * without a principal share one key that no principal has.
+ */
+import fc from 'fast-check';
+import { ANONYMOUS_KEY, principalKey, sourceOf } from '../../../middleware/internal/principal';
+import type { Principal } from '../../../middleware/types';
+
+const p = (userId: string, method: string, source?: string): Principal => ({
+  userId,
+  groups: [],
+  roles: [],
+  method,
+  ...(source === undefined ? {} : { source }),
+});
+
+describe('principalKey', () => {
+  test.each([
+    ['API key alice', p('alice', 'api-key', 'api-key'), '["api-key","api-key","alice"]'],
+    ['OIDC alice', p('alice', 'oidc', 'https://idp.example'), '["oidc","https://idp.example","alice"]'],
+    ['no source: the method stands in', p('alice', 'mtls'), '["mtls","mtls","alice"]'],
+    [
+      'an id that is literally anonymous',
+      p('anonymous', 'api-key', 'api-key'),
+      '["api-key","api-key","anonymous"]',
+    ],
+    ['no principal', undefined, ANONYMOUS_KEY],
+    ['an empty id', p('', 'api-key', 'api-key'), ANONYMOUS_KEY],
+    ['an id that is not a string', { ...p('x', 'api-key'), userId: 7 as never }, ANONYMOUS_KEY],
+  ])('%s', (_what, principal, key) => {
+    expect(principalKey(principal)).toBe(key);
+  });
+
+  test('the same id from two sources, or from two issuers, is two keys', () => {
+    const keys = new Set([
+      principalKey(p('alice', 'api-key', 'api-key')),
+      principalKey(p('alice', 'oidc', 'https://a.example')),
+      principalKey(p('alice', 'oidc', 'https://b.example')),
+      principalKey(p('alice', 'custom')),
+    ]);
+    expect(keys.size).toBe(4);
+  });
+
+  test('an id cannot forge the key of another source', () => {
+    // What a naive `${source}:${id}` join would confuse.
+    expect(principalKey(p('api-key:alice', 'oidc', 'https://idp'))).not.toBe(
+      principalKey(p('alice', 'api-key', 'api-key')),
+    );
+    expect(principalKey(p('alice","api-key', 'api-key', 'api-key'))).not.toBe(
+      principalKey(p('alice', 'api-key', 'api-key","api-key')),
+    );
+  });
+
+  test('distinct (method, source, id) triples never share a key', () => {
+    const part = fc.string({
+      minLength: 1,
+      maxLength: 8,
+      unit: fc.constantFrom('a', ':', '"', ',', '\\', '[', ' '),
+    });
+    fc.assert(
+      fc.property(fc.tuple(part, part, part), fc.tuple(part, part, part), (a, b) => {
+        const same = a[0] === b[0] && a[1] === b[1] && a[2] === b[2];
+        expect(principalKey(p(a[2], a[0], a[1])) === principalKey(p(b[2], b[0], b[1]))).toBe(same);
+      }),
+    );
+  });
+});
+
+describe('sourceOf', () => {
+  test.each([
+    ['a source', p('alice', 'oidc', 'https://idp.example'), 'https://idp.example'],
+    ['no source: the method', p('alice', 'mtls'), 'mtls'],
+    ['an empty source: the method', p('alice', 'mtls', ''), 'mtls'],
+    ['no principal', undefined, ''],
+  ])('%s', (_what, principal, source) => {
+    expect(sourceOf(principal)).toBe(source);
+  });
+});
