@@ -10,6 +10,7 @@ import { META } from '../../lib/meta.js';
 import { type RedactTally, type Redactor, RULE_NAMES, newTally } from '../../lib/redact/index.js';
 import type { McpRequest } from '../../lib/request.js';
 import { cleanText } from '../../lib/sanitize.js';
+import { sourceOf } from '../internal/principal.js';
 import type { RequestLocals } from '../types.js';
 import { CleanMemo } from './clean-memo.js';
 import { createIsoTime } from './iso-time.js';
@@ -25,6 +26,7 @@ export const AUDIT_KEYS = Object.freeze([
   'remote_addr',
   'user_agent',
   'principal',
+  'principal_source',
   'auth_method',
   'auth',
   'era',
@@ -68,6 +70,11 @@ export interface AuditRecord {
   user_agent: string;
   /** `principal.userId` (`''` when anonymous). Sanitized, not masked: it is the accountable identity. */
   principal: string;
+  /**
+   * Where `principal` is unique: `api-key`, the token's issuer for OIDC, another authenticator's method (`''`
+   * when anonymous). The same `principal` from two sources is two callers.
+   */
+  principal_source: string;
   /** Which authenticator recognized the caller (`api-key`, `oidc`, …). */
   auth_method: string;
   /** Authentication outcome: `ok`, `missing`, `invalid`, `expired`, `forbidden`, `unavailable`, or `''`. */
@@ -118,6 +125,7 @@ export const AUDIT_CAPS = Object.freeze({
   path: 256,
   user_agent: 256,
   principal: 256,
+  principal_source: 256,
   auth_method: 64,
   client: 128,
   method: 128,
@@ -179,8 +187,8 @@ export type BuildRecord = (
  *   memoized ones (CleanMemo) get exactly what cleanText gives. None of them has a checked charset to lean on:
  *   the parser only requires `method` to be a non-empty string, and `req.method` can be set by any middleware
  *   mounted before this one (method-override and the like).
- * - sanitized and cut, not masked: `principal` (the accountable identity), `auth_method`, `protocol_version`
- *   (a legacy request's header value may be anything), `detail`.
+ * - sanitized and cut, not masked: `principal` (the accountable identity), `principal_source`, `auth_method`,
+ *   `protocol_version` (a legacy request's header value may be anything), `detail`.
  * - used as they are: values this process makes (`event`, `time`, a random `request_id`, `args_sha256`, `rpc_id`
  *   from a number, the numbers), values from fixed vocabularies set by mcpware's own middlewares (`auth`, `era`,
  *   `reason`, `refused_by`, and `decision`, `outcome`, `target_type` chosen here), `redacted` (filtered to the
@@ -257,6 +265,7 @@ export function createRecordBuilder(config: RecordConfig): BuildRecord {
       user_agent: userAgents.clean(req.headers['user-agent']),
       principal:
         typeof principal?.userId === 'string' ? cleanText(principal.userId, AUDIT_CAPS.principal) : '',
+      principal_source: cleanText(sourceOf(principal), AUDIT_CAPS.principal_source),
       auth_method: cleanText(principal?.method ?? auth?.method ?? '', AUDIT_CAPS.auth_method),
       auth: auth?.outcome ?? '',
       era: mcp?.era ?? '',

@@ -69,7 +69,7 @@ function hostileLocals(tag: string): RequestLocals {
       bytes: 10,
       message: {} as never,
     },
-    principal: { userId: `u-${v}`, groups: [], roles: [], method: `am-${v}` },
+    principal: { userId: `u-${v}`, groups: [], roles: [], method: `am-${v}`, source: `src-${v}` },
     auth: { outcome: 'ok', method: 'ignored-when-principal-has-one' },
     refusal: { reason: 'rate_limited', code: 429, status: 429, by: 'limits', detail: `d-${v}` },
   };
@@ -84,6 +84,7 @@ function expectedHostile(tag: string): Meta {
     path: masked(`/mcp/${v}`, AUDIT_CAPS.path),
     user_agent: masked(`ua-${v}`, AUDIT_CAPS.user_agent),
     principal: cleanText(`u-${v}`, AUDIT_CAPS.principal),
+    principal_source: cleanText(`src-${v}`, AUDIT_CAPS.principal_source),
     auth_method: cleanText(`am-${v}`, AUDIT_CAPS.auth_method),
     protocol_version: cleanText(`pv-${v}`, 32),
     client: masked(`c-${v}/1-${v}`, AUDIT_CAPS.client),
@@ -147,7 +148,7 @@ describe('audit(): every caller-controlled field is still cleaned', () => {
         'request_id',
       ])
         expectClean(rec[key] as string, true);
-      for (const key of ['principal', 'auth_method', 'protocol_version', 'detail'])
+      for (const key of ['principal', 'principal_source', 'auth_method', 'protocol_version', 'detail'])
         expectClean(rec[key] as string, false);
       for (const v of Object.values(rec.args as Meta)) expectClean(v as string, true);
     }
@@ -238,6 +239,20 @@ describe('audit(): every caller-controlled field is still cleaned', () => {
 });
 
 describe('audit(): fields made here', () => {
+  test.each([
+    [
+      'its source',
+      { userId: 'alice', groups: [], roles: [], method: 'oidc', source: 'https://idp' },
+      'https://idp',
+    ],
+    ['its method when it has no source', { userId: 'alice', groups: [], roles: [], method: 'mtls' }, 'mtls'],
+    ['empty when anonymous', undefined, ''],
+  ])("principal_source is the principal's %s", (_what, principal, source) => {
+    const { logger, records } = capture();
+    finishOne(audit({ logger }), { locals: principal ? { principal } : {} });
+    expect(records[0]!.principal_source).toBe(source);
+  });
+
   test.each(['constructor', 'toString', '__proto__', 'hasOwnProperty'])(
     'a method named %j gets an empty target_type, not an Object.prototype member',
     (method) => {
