@@ -40,6 +40,8 @@ export const TRANSPORT_REASONS: readonly RefusalReason[] = Object.freeze([
 export const LABEL_VALUES = Object.freeze({
   era: Object.freeze(['modern', 'legacy', 'unknown'] as const),
   auth: Object.freeze(['ok', 'missing', 'invalid', 'expired', 'forbidden', 'unavailable'] as const),
+  /** mcpware's authenticators; any other authenticator's method is `other` (issuers are never labels). */
+  authMethod: Object.freeze(['api-key', 'oidc', 'other'] as const),
   limit: Object.freeze(['rpm', 'user_concurrent', 'global_concurrent', 'cost_budget'] as const),
   toolOutcome: Object.freeze(['ok', 'tool_error', 'error', 'refused'] as const),
   inflightScope: Object.freeze(['user', 'global'] as const),
@@ -110,6 +112,12 @@ export const DEFINITIONS = {
     name: 'auth_total',
     help: 'Authentication outcomes',
     labelNames: ['outcome'],
+  },
+  authenticated: {
+    kind: 'counter',
+    name: 'authenticated_total',
+    help: 'Requests with a principal, by where it came from (api-key, oidc, other)',
+    labelNames: ['auth_method'],
   },
   denied: {
     kind: 'counter',

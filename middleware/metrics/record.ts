@@ -39,6 +39,7 @@ const set = (values: readonly string[]): ReadonlySet<string> => new Set(values);
 const sets = Object.freeze({
   transport: set(TRANSPORT_REASONS),
   auth: set(LABEL_VALUES.auth),
+  authMethod: set(LABEL_VALUES.authMethod),
   limit: set(LABEL_VALUES.limit),
   inflightScope: set(LABEL_VALUES.inflightScope),
   chargeSource: set(LABEL_VALUES.chargeSource),
@@ -55,6 +56,7 @@ export function createRecorder(
   const transportRefusals = one(tallies.transportRefusals);
   const toolCalls = (tool: string, outcome: string) => tallies.toolCalls.two(tool, outcome);
   const authOutcomes = one(tallies.authOutcomes);
+  const authenticated = one(tallies.authenticated);
   const denied = one(tallies.denied);
   const inflight = one(tallies.inflight);
   const storeErrors = one(tallies.storeErrors);
@@ -71,6 +73,7 @@ export function createRecorder(
   for (const era of LABEL_VALUES.era) requests(era).inc(0);
   for (const reason of TRANSPORT_REASONS) transportRefusals(reason).inc(0);
   for (const outcome of LABEL_VALUES.auth) authOutcomes(outcome).inc(0);
+  for (const method of LABEL_VALUES.authMethod) authenticated(method).inc(0);
   for (const reason of LABEL_VALUES.limit) denied(reason).inc(0);
   for (const scope of LABEL_VALUES.inflightScope) inflight(scope).set(0);
   for (const rule of RULE_NAMES) redactions(rule).inc(0);
@@ -104,6 +107,9 @@ export function createRecorder(
     if (refusal && sets.transport.has(refusal.reason)) transportRefusals(refusal.reason).inc();
     const authOutcome = locals.auth?.outcome;
     if (authOutcome !== undefined && sets.auth.has(authOutcome)) authOutcomes(authOutcome).inc();
+    const authMethod = locals.principal?.method;
+    if (typeof authMethod === 'string')
+      authenticated(sets.authMethod.has(authMethod) ? authMethod : 'other').inc();
     const limit = refusal?.by === 'limits' ? refusal.detail : undefined;
     if (!hooksInUse && limit !== undefined && sets.limit.has(limit)) denied(limit).inc();
     const hits = locals.redaction?.hits;

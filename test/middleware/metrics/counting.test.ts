@@ -473,3 +473,25 @@ test('a reset between counts drops only what was counted before it, on both kind
   expect(w('mcp_requests_total', { era: 'legacy' })).toBeNaN();
   expect(await appCounter.get()).toMatchObject({ values: [] });
 });
+
+test('authenticated requests are counted by the authenticator method; any other method is other', async () => {
+  const registry = new Registry();
+  const m = metrics({ registry });
+  const as = (method: unknown, source?: string) => ({
+    mcp: { era: 'modern', method: 'ping' } as never,
+    auth: { outcome: 'ok' } as never,
+    principal: { userId: 'alice', groups: [], roles: [], method, source } as never,
+  });
+  answer(m, as('api-key', 'api-key'));
+  answer(m, as('oidc', 'https://a.example'));
+  answer(m, as('oidc', 'https://b.example'));
+  answer(m, as('mtls'));
+  answer(m, as(42));
+  answer(m, { mcp: { era: 'modern', method: 'ping' } as never });
+  const v = await scrape(registry);
+  expect(v('mcp_authenticated_total', { auth_method: 'api-key' })).toBe(1);
+  expect(v('mcp_authenticated_total', { auth_method: 'oidc' })).toBe(2);
+  expect(v('mcp_authenticated_total', { auth_method: 'other' })).toBe(1);
+  // The issuer is never a label value: the series stay the three bounded ones.
+  expect((await registry.metrics()).match(/^mcp_authenticated_total\{/gm)).toHaveLength(3);
+});
