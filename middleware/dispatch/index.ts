@@ -33,6 +33,7 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     capabilities: config.capabilities,
     keepAliveMs: config.keepAliveMs,
     maxStreams: config.maxListenStreams,
+    maxPerPrincipal: config.maxListenStreamsPerPrincipal,
     logger: config.logger,
     serverInfo: config.serverInfo,
   });
@@ -62,7 +63,11 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
       await Promise.all([listen.closeAll(), inputs.failAll()]);
     },
     stats() {
-      return { listenStreams: listen.openCount, pendingInputs: inputs.pending };
+      return {
+        listenStreams: listen.openCount,
+        listenPrincipals: listen.principalCount,
+        pendingInputs: inputs.pending,
+      };
     },
   });
 }

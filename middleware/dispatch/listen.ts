@@ -6,11 +6,13 @@
  *   acknowledgement naming that subset is always the first message of the stream.
  * - Every notification carries the subscription id (the listen request's id) in `_meta`.
  * - Bursts become one list_changed per type per tick; a client that stops reading is dropped.
+ * - One caller (by principal source and id; every anonymous caller together) holds at most `maxPerPrincipal`
+ *   streams (429), so the server-wide cap (503) is never one caller's to fill.
  * - `closeAll()` ends every stream gracefully with its completion result, and refuses new ones (503).
  *
  * @see docs/guides/subscriptions.md
  */
-import { ErrorCode } from '../../lib/errors.js';
+import { ErrorCode, refusal } from '../../lib/errors.js';
 import type { JsonObject } from '../../lib/jsonrpc.js';
 import { META } from '../../lib/meta.js';
 import { encodeResult } from '../../lib/encode.js';
@@ -18,18 +20,21 @@ import { hasCapability } from '../../lib/routing.js';
 import type { ServerCapabilities } from '../../handlers/contract.js';
 import type { ChangeEvent, ChangeFeed } from '../../handlers/changes/index.js';
 import { errorMeta, log } from '../internal/log.js';
+import { principalKey } from '../internal/principal.js';
 import type { Logger } from '../types.js';
 import type { Feeds } from './capabilities.js';
 import { applyOutbound } from './outbound.js';
 import type { Reply } from './reply.js';
 import { type RpcError, sendRpcError } from './rpc-errors.js';
-import type { DispatchConfig } from './options.js';
+import { DISPATCH, type DispatchConfig } from './options.js';
 
 export interface ListenRouterOptions {
   feeds: Feeds;
   capabilities: ServerCapabilities;
   keepAliveMs: number;
   maxStreams: number;
+  /** Most open streams of one caller (see `principalKey`); 0: no per-caller cap. */
+  maxPerPrincipal: number;
   logger: Logger;
   serverInfo: DispatchConfig['serverInfo'];
 }
@@ -40,8 +45,12 @@ export interface ListenRouter {
   /** End every open stream with its completion result; refuse new ones from now on. */
   closeAll(): Promise<void>;
   readonly openCount: number;
+  /** Callers holding at least one open stream. */
+  readonly principalCount: number;
 }
 
+/** `data.limit` of the 429 for a caller at its own cap, and the refusal's detail for audit. */
+const PER_PRINCIPAL_LIMIT = 'listen_streams_per_principal';
 /** A listen stream whose client reads slower than this many buffered bytes is dropped. */
 const MAX_LISTEN_BUFFER = 1024 * 1024;
 /** Most URIs one listen request may subscribe to. */
@@ -76,33 +85,102 @@ function honouredOf(
 }
 
 export function createListenRouter(options: ListenRouterOptions): ListenRouter {
-  const { maxStreams, logger } = options;
-  /** Each open stream's graceful end. */
-  const open = new Set<() => Promise<void>>();
+  const { logger } = options;
+  const open = new OpenStreams();
   let shuttingDown = false;
   return {
     serve(reply, params) {
-      const unavailable = shuttingDown
-        ? 'The server is shutting down'
-        : open.size >= maxStreams
-          ? 'Too many subscriptions are open; retry later'
-          : undefined;
-      const refused = refusalOf(reply, params, unavailable);
-      if (refused) return sendRpcError(reply, refused, logger);
-      openStream(options, reply, params, open);
+      const caller = principalKey(reply.locals.principal);
+      const refused = refusalOf(reply, params) ?? capacityRefusal(options, open, caller, shuttingDown);
+      if (refused) {
+        if (refused.status === 429) {
+          reply.locals.refusal = {
+            reason: 'rate_limited',
+            code: refused.code,
+            status: refused.status,
+            by: DISPATCH,
+            detail: PER_PRINCIPAL_LIMIT,
+          };
+        }
+        return sendRpcError(reply, refused, logger);
+      }
+      openStream(options, reply, params, open, caller);
     },
     async closeAll() {
       shuttingDown = true;
-      await Promise.all([...open].map((end) => end()));
+      await Promise.all([...open.ends].map((end) => end()));
     },
     get openCount() {
-      return open.size;
+      return open.ends.size;
+    },
+    get principalCount() {
+      return open.callers;
     },
   };
 }
 
+/**
+ * The open streams: each one's graceful end, and how many each caller holds. A caller has an entry only while it
+ * holds a stream, so the map never outgrows the open streams.
+ */
+class OpenStreams {
+  readonly ends = new Set<() => Promise<void>>();
+  private readonly perCaller = new Map<string, number>();
+
+  held(caller: string): number {
+    return this.perCaller.get(caller) ?? 0;
+  }
+
+  get callers(): number {
+    return this.perCaller.size;
+  }
+
+  add(caller: string, end: () => Promise<void>): void {
+    this.ends.add(end);
+    this.perCaller.set(caller, this.held(caller) + 1);
+  }
+
+  delete(caller: string, end: () => Promise<void>): void {
+    if (!this.ends.delete(end)) return;
+    const left = this.held(caller) - 1;
+    if (left > 0) this.perCaller.set(caller, left);
+    else this.perCaller.delete(caller);
+  }
+}
+
+/**
+ * Why there is no room for one more stream of `caller`: shutting down or the server-wide cap (503), or the
+ * caller's own cap (429, the cap in `data`), checked before the server-wide one so that a caller at its cap is
+ * told so even when the server is full.
+ */
+function capacityRefusal(
+  options: ListenRouterOptions,
+  open: OpenStreams,
+  caller: string,
+  shuttingDown: boolean,
+): RpcError | undefined {
+  const { maxStreams, maxPerPrincipal } = options;
+  if (shuttingDown)
+    return { code: ErrorCode.Unavailable, message: 'The server is shutting down', status: 503 };
+  if (maxPerPrincipal > 0 && open.held(caller) >= maxPerPrincipal) {
+    const r = refusal('rate_limited', {
+      message: 'Too many subscriptions are open for this caller; close one first',
+      data: { limit: PER_PRINCIPAL_LIMIT, max: maxPerPrincipal },
+    });
+    return { code: r.code, message: r.message, data: r.data, status: r.status };
+  }
+  if (open.ends.size >= maxStreams) {
+    return {
+      code: ErrorCode.Unavailable,
+      message: 'Too many subscriptions are open; retry later',
+      status: 503,
+    };
+  }
+  return undefined;
+}
+
 /** Why a listen request cannot be served, if it cannot. */
-function refusalOf(reply: Reply, params: JsonObject, unavailable: string | undefined): RpcError | undefined {
+function refusalOf(reply: Reply, params: JsonObject): RpcError | undefined {
   if (!isObj(params.notifications)) {
     return {
       code: ErrorCode.InvalidParams,
@@ -117,16 +195,19 @@ function refusalOf(reply: Reply, params: JsonObject, unavailable: string | undef
       status: 400,
     };
   }
-  if (unavailable !== undefined) return { code: ErrorCode.Unavailable, message: unavailable, status: 503 };
   return undefined;
 }
 
-/** Open one stream: the acknowledgement, the feeds, the keep-alive; `open` holds its graceful end while it lasts. */
+/**
+ * Open one stream: the acknowledgement, the feeds, the keep-alive; `open` holds its graceful end, counted for
+ * `caller`, while it lasts.
+ */
 function openStream(
   options: ListenRouterOptions,
   reply: Reply,
   params: JsonObject,
-  open: Set<() => Promise<void>>,
+  open: OpenStreams,
+  caller: string,
 ): void {
   const { feeds, capabilities, keepAliveMs, logger, serverInfo } = options;
   const { res, mcp, locals } = reply;
@@ -156,7 +237,7 @@ function openStream(
     ended = true;
     for (const u of unsubscribe) u();
     if (keepAlive) clearInterval(keepAlive);
-    open.delete(end);
+    open.delete(caller, end);
   };
   // Graceful end (2026-07-28 subscriptions): the completion result, then the stream closes.
   const end = async (): Promise<void> => {
@@ -183,7 +264,7 @@ function openStream(
       resultType: 'complete',
     });
   };
-  open.add(end);
+  open.add(caller, end);
   res.once('close', stop);
   if (res.destroyed) stop();
 }

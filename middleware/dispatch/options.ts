@@ -63,6 +63,13 @@ export interface DispatchOptions extends ClassifyRevisionOptions, BodyOptions {
   listenKeepAliveMs?: number;
   /** Most `subscriptions/listen` streams open at once on this dispatcher; more → 503. 0 refuses all. Default 1000. */
   maxListenStreams?: number;
+  /**
+   * Most `subscriptions/listen` streams one caller holds open on this dispatcher; more → 429 with
+   * `data: {limit: 'listen_streams_per_principal', max}`. A caller is a principal's source and id (the same id
+   * from an API key and from a token is two callers); requests without a principal are one caller together.
+   * 0: no per-caller cap (only `maxListenStreams`). Default 10.
+   */
+  maxListenStreamsPerPrincipal?: number;
   /** Legacy MRTR: how long to wait for the client to answer a server-to-client request, in ms. Default 300000. */
   inputTimeoutMs?: number;
   /** Legacy MRTR: most input rounds one request may take before it fails. Default 8. */
@@ -76,8 +83,11 @@ export type DispatchMiddleware = Middleware & {
    * legacy input requests fail, and new listen requests are refused (503). Resolves when the streams are ended.
    */
   close(): Promise<void>;
-  /** Open listen streams and legacy input requests awaiting the client (for tests and health checks). */
-  stats(): { listenStreams: number; pendingInputs: number };
+  /**
+   * Open listen streams, the callers holding them, and legacy input requests awaiting the client (for tests and
+   * health checks).
+   */
+  stats(): { listenStreams: number; listenPrincipals: number; pendingInputs: number };
 };
 
 /** The validated options of one dispatcher. */
@@ -99,6 +109,7 @@ export interface DispatchConfig {
   readonly stateTtlMs: number;
   readonly keepAliveMs: number;
   readonly maxListenStreams: number;
+  readonly maxListenStreamsPerPrincipal: number;
   readonly inputTimeoutMs: number;
   readonly maxInputRounds: number;
   readonly routes: RouteTable;
@@ -121,6 +132,7 @@ const KNOWN: readonly (keyof DispatchOptions)[] = [
   'requestStateTtlMs',
   'listenKeepAliveMs',
   'maxListenStreams',
+  'maxListenStreamsPerPrincipal',
   'inputTimeoutMs',
   'maxInputRounds',
   'modernVersions',
@@ -174,6 +186,7 @@ export function resolveDispatchOptions(options: DispatchOptions): DispatchConfig
     stateTtlMs: int('requestStateTtlMs', 600_000, 1_000, 7 * 86_400_000),
     keepAliveMs: int('listenKeepAliveMs', 15_000, 0, 3_600_000),
     maxListenStreams: int('maxListenStreams', 1000, 0, 1_000_000),
+    maxListenStreamsPerPrincipal: int('maxListenStreamsPerPrincipal', 10, 0, 1_000_000),
     inputTimeoutMs: int('inputTimeoutMs', 300_000, 1, 86_400_000),
     maxInputRounds: int('maxInputRounds', 8, 1, 1000),
     ...routesOf(o),

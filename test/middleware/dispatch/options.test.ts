@@ -83,6 +83,21 @@ describe('dispatch() options', () => {
       /part of the tools methods; add tools.call/,
     ],
     ['a body limit that is not a size', make({ limit: 'huge' }), /option "limit"/],
+    [
+      'a negative per-caller listen cap',
+      make({ maxListenStreamsPerPrincipal: -1 }),
+      /option "maxListenStreamsPerPrincipal" must be an integer from 0/,
+    ],
+    [
+      'a fractional per-caller listen cap',
+      make({ maxListenStreamsPerPrincipal: 1.5 }),
+      /option "maxListenStreamsPerPrincipal"/,
+    ],
+    [
+      'a per-caller listen cap given as a string',
+      make({ maxListenStreamsPerPrincipal: '10' as never }),
+      /option "maxListenStreamsPerPrincipal"/,
+    ],
   ])('%s → TypeError', (_what, build, message) => {
     expect(build).toThrow(TypeError);
     expect(build).toThrow(message);
