@@ -71,6 +71,7 @@ export interface HeaderMismatchData {
 export type RefusalReason =
   | 'body_too_large'
   | 'unsupported_media_type'
+  | 'unsupported_encoding'
   | 'body_unreadable'
   | 'parse_error'
   | 'batch'
@@ -123,6 +124,11 @@ export const REFUSALS: Readonly<Record<RefusalReason, RefusalSpec>> = {
     code: ErrorCode.InvalidRequest,
     status: 415,
     message: 'Content-Type must be application/json',
+  },
+  unsupported_encoding: {
+    code: ErrorCode.InvalidRequest,
+    status: 415,
+    message: 'Content-Encoding must be gzip, deflate, br or identity',
   },
   body_unreadable: { code: ErrorCode.InvalidRequest, status: 400, message: 'Request body could not be read' },
   parse_error: { code: ErrorCode.ParseError, status: 400, message: 'Parse error' },

@@ -9,6 +9,7 @@ import { type Refusal, refusal } from '../../lib/errors.js';
 import { type ParseResult, isBatchBytes, parseMessage, parseValue } from '../../lib/jsonrpc.js';
 import { type ClassifyOptions, type ClassifyResult, classifyRevision } from '../../lib/classify.js';
 import { type McpRequest, toMcpRequest } from '../../lib/request.js';
+import { ACCEPTED_CODINGS, type BodyCoding, bodyCoding, decodeBody } from './body-coding.js';
 import { localsOf, sendInternalError, sendRefusal } from './respond.js';
 import type { Logger, RequestLocals } from '../types.js';
 
@@ -42,10 +43,11 @@ interface State {
   /** The raw body once read (or the refusal), and those waiting while it is read. */
   rawDone?: Buffer | Refusal;
   rawWaiters?: RawWaiter[];
-  /** While the body is read: its chunks so far, their size and the limit. */
+  /** While the body is read: its chunks so far, their size, the limit and the coding to decode once in. */
   chunks?: Buffer[];
   size?: number;
   limit?: number;
+  coding?: Exclude<BodyCoding, 'identity'>;
   /** The options the shared parse step runs with (read once the body is in). */
   parseOpts?: ResolvedBodyOptions;
   raw?: Promise<Buffer | Refusal>;
@@ -133,10 +135,12 @@ function preParsed(req: WithState): boolean {
 
 /**
  * Read the raw body under the limit and hand it to `cb`, synchronously from the stream's `end` event (or at once
- * when it was read before). Shared: the first caller reads, later ones wait for the same bytes. Callbacks must
- * not throw. A callback rather than a promise: the hot path (parse, then the next middleware) makes no promise
- * and waits for no microtask. The stream's listeners are shared functions that find the read's state through
- * the request (`this`, its `req.locals`): a request makes no closure for them.
+ * when it was read before). A body in a content coding is decoded first, the limit holding for the bytes sent
+ * and for the bytes decoded; `cb` then runs once it is decoded. Shared: the first caller reads, later ones wait
+ * for the same bytes. Callbacks must not throw. A callback rather than a promise: the hot path (parse, then the
+ * next middleware) makes no promise and waits for no microtask. The stream's listeners are shared functions
+ * that find the read's state through the request (`this`, its `req.locals`): a request makes no closure for
+ * them.
  */
 function readBody(req: IncomingMessage, opts: ResolvedBodyOptions, cb: RawWaiter): void {
   const st = stateOf(req);
@@ -146,6 +150,8 @@ function readBody(req: IncomingMessage, opts: ResolvedBodyOptions, cb: RawWaiter
     return;
   }
   st.rawWaiters = [cb];
+  const coding = bodyCoding(req.headers['content-encoding']);
+  if (typeof coding !== 'string') return settleRaw(req, st, coding);
   const declared = req.headers['content-length'];
   if (declared !== undefined) {
     const n = Number(declared);
@@ -163,6 +169,7 @@ function readBody(req: IncomingMessage, opts: ResolvedBodyOptions, cb: RawWaiter
   st.chunks = [];
   st.size = 0;
   st.limit = opts.limit;
+  if (coding !== 'identity') st.coding = coding;
   req.on('data', onBodyData);
   req.on('end', onBodyEnd);
   req.on('error', onBodyError);
@@ -202,11 +209,15 @@ function onBodyData(this: IncomingMessage, chunk: Buffer): void {
 
 function onBodyEnd(this: IncomingMessage): void {
   const st = readingState(this);
-  // The stream has ended: none of the four listeners can run again with effect (`rawDone` guards them), so
-  // they are left on the request rather than removed one by one.
+  // The stream has ended: none of the four listeners can run again with effect (`rawDone` guards them, and
+  // while a body is decoded its chunks are gone), so they are left on the request rather than removed one by
+  // one.
   if (st === undefined || st.rawDone !== undefined) return;
   const chunks = st.chunks!;
-  settleRaw(this, st, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, st.size));
+  const raw = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, st.size);
+  if (st.coding === undefined) return settleRaw(this, st, raw);
+  st.chunks = undefined;
+  decodeBody(raw, st.coding, st.limit!, (v) => settleRaw(this, st, v));
 }
 
 function onBodyError(this: IncomingMessage): void {
@@ -277,9 +288,10 @@ function admit(req: IncomingMessage, result: ParseResult, bytes: number): McpReq
 
 /**
  * Run the shared parse step once and hand its outcome to `cb`: at once when it is known, else when the body
- * has been read (synchronously from the stream's `end` event). Callbacks must not throw.
- * Order: Content-Type (415) → body limit (413) → UTF-8 and JSON (400 -32700) → batch (400 -32600) → JSON-RPC
- * shape, ids, duplicate members, depth (400 -32600).
+ * has been read (synchronously from the stream's `end` event, or once it is decoded). Callbacks must not throw.
+ * Order: Content-Type (415) → Content-Encoding (415) → body limit (413) → decoding (400 -32700, 413 past the
+ * limit) → UTF-8 and JSON (400 -32700) → batch (400 -32600) → JSON-RPC shape, ids, duplicate members, depth
+ * (400 -32600).
  */
 function withParsed(req: IncomingMessage, opts: ResolvedBodyOptions, cb: ParseWaiter): void {
   const st = stateOf(req);
@@ -343,9 +355,8 @@ function settleParse(st: State, v: McpRequest | Refusal | undefined, failure?: {
 }
 
 /**
- * Parse the request once. Returns the shared {@link McpRequest}, or a refusal (not yet written).
- * Order: Content-Type (415) → body limit (413) → UTF-8 and JSON (400 -32700) → batch (400 -32600) → JSON-RPC
- * shape, ids, duplicate members, depth (400 -32600).
+ * Parse the request once. Returns the shared {@link McpRequest}, or a refusal (not yet written), in the order
+ * {@link withParsed} gives.
  */
 export function parseRequest(
   req: IncomingMessage,
@@ -394,6 +405,9 @@ export function parsed(req: IncomingMessage): McpRequest | Refusal | undefined {
   return (req.locals as LocalsWithState | undefined)?.[STATE]?.done;
 }
 
+const CLOSE = Object.freeze({ Connection: 'close' });
+const ACCEPT_ENCODING = Object.freeze({ 'Accept-Encoding': ACCEPTED_CODINGS });
+
 /** The parse result for a middleware: the request, or `undefined` once the refusal has been written. */
 function admitParsed(
   req: IncomingMessage,
@@ -404,7 +418,8 @@ function admitParsed(
   if ('kind' in p) return p;
   sendRefusal(req, res, p, by, {
     id: (p as Refusal & { id?: unknown }).id,
-    ...(p.reason === 'body_too_large' ? { headers: { Connection: 'close' } } : {}),
+    ...(p.reason === 'body_too_large' ? { headers: CLOSE } : {}),
+    ...(p.reason === 'unsupported_encoding' ? { headers: ACCEPT_ENCODING } : {}),
   });
   return undefined;
 }

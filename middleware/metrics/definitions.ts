@@ -11,6 +11,7 @@ import { type Tally, newTally, tallyOf } from './tally.js';
 export const TRANSPORT_REASONS: readonly RefusalReason[] = Object.freeze([
   'body_too_large',
   'unsupported_media_type',
+  'unsupported_encoding',
   'body_unreadable',
   'parse_error',
   'batch',

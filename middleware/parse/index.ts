@@ -1,8 +1,9 @@
 /**
  * `parse()`: read the POST body under a size limit and parse it once into `req.locals.mcp`.
  *
- * Refuses: a non-JSON Content-Type (415), a body over the limit (413, before any parsing), invalid JSON or
- * UTF-8 (400 / -32700, no id), a batch (400 / -32600), anything that is not one JSON-RPC message, ids that are
+ * Refuses: a non-JSON Content-Type (415), a Content-Encoding other than gzip, deflate, br or identity (415), a
+ * body over the limit as sent or once decoded (413, before any parsing), invalid JSON or UTF-8 or a body not in
+ * its coding (400 / -32700, no id), a batch (400 / -32600), anything that is not one JSON-RPC message, ids that are
  * not strings or safe integers, members named twice, `__proto__`, nesting past `maxDepth`, a method name past
  * 256 characters (400 / -32600).
  * Uses `req.body` when express.json (or another body parser) already ran. Non-POST requests pass through.
