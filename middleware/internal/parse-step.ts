@@ -150,9 +150,10 @@ function readBody(req: IncomingMessage, opts: ResolvedBodyOptions, cb: RawWaiter
     return;
   }
   st.rawWaiters = [cb];
-  const coding = bodyCoding(req.headers['content-encoding']);
+  const headers = req.headers;
+  const coding = bodyCoding(headers['content-encoding']);
   if (typeof coding !== 'string') return settleRaw(req, st, coding);
-  const declared = req.headers['content-length'];
+  const declared = headers['content-length'];
   if (declared !== undefined) {
     const n = Number(declared);
     if (Number.isFinite(n) && n > opts.limit) {
