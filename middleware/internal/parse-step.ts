@@ -303,6 +303,9 @@ function withParsed(req: IncomingMessage, opts: ResolvedBodyOptions, cb: ParseWa
     return;
   }
   st.parseWaiters = [cb];
+  // First, whoever read the body: a form or text body another parser turned into a value is not JSON-RPC.
+  if (!isJsonContentType(req.headers['content-type']))
+    return settleParse(st, refusal('unsupported_media_type'));
   const r = req as WithState;
   if (preParsed(r) && !Buffer.isBuffer(r.body) && typeof r.body !== 'string') {
     // A body parser ran before us: validate its value (duplicate members can no longer be seen).
@@ -321,8 +324,6 @@ function withParsed(req: IncomingMessage, opts: ResolvedBodyOptions, cb: ParseWa
     }
     return settleParse(st, v);
   }
-  if (!isJsonContentType(req.headers['content-type']))
-    return settleParse(st, refusal('unsupported_media_type'));
   if (preParsed(r))
     return parseBytes(req, st, opts, Buffer.isBuffer(r.body) ? r.body : Buffer.from(r.body as string));
   st.parseOpts = opts;

@@ -6,7 +6,8 @@
  * its coding (400 / -32700, no id), a batch (400 / -32600), anything that is not one JSON-RPC message, ids that are
  * not strings or safe integers, members named twice, `__proto__`, nesting past `maxDepth`, a method name past
  * 256 characters (400 / -32600).
- * Uses `req.body` when express.json (or another body parser) already ran. Non-POST requests pass through.
+ * Uses `req.body` when express.json (or another body parser) already ran on a JSON Content-Type. Non-POST
+ * requests pass through.
  * @see docs/middleware/parse.md
  */
 import type { IncomingMessage } from 'node:http';

@@ -1,7 +1,7 @@
 /**
  * The transport refuses what it cannot read: a Content-Encoding it does not decode (415), a body that does not
- * decode (400) or decodes past the limit (413). Over HTTP, on bare node:http and Express, through the transport
- * stack in front of dispatch.
+ * decode (400) or decodes past the limit (413); a body another parser read from a non-JSON Content-Type (415).
+ * Over HTTP, on bare node:http and Express, through the transport stack in front of dispatch.
  */
 import express from 'express';
 import http from 'node:http';
@@ -242,6 +242,79 @@ describe.each(PLATFORMS)('on %s', (platform) => {
       expectRefusal(res, 400, -32600);
       expect(res.body.error.message).toMatch(/batch/);
       expect(calls).toEqual([]);
+    });
+  });
+
+  describe('a body another parser read', () => {
+    const calls: unknown[] = [];
+    let s: http.Server;
+    let base: string;
+    beforeAll(async () => {
+      const before = [
+        express.urlencoded({ extended: true }),
+        express.text(),
+        express.json(),
+      ] as unknown as Middleware[];
+      s = server(platform, transportStack(calls), before);
+      base = await listen(s);
+    });
+    afterAll(() => close(s));
+    beforeEach(() => void calls.splice(0));
+
+    const form = (era: Era, id: number) => {
+      const pairs: [string, string][] = [
+        ['jsonrpc', '2.0'],
+        ['id', String(id)],
+        ['method', 'tools/call'],
+        ['params[name]', 'hello'],
+        ['params[arguments][who]', 'form'],
+      ];
+      if (era === 'modern') {
+        const m = 'params[_meta]';
+        pairs.push(
+          [`${m}[io.modelcontextprotocol/protocolVersion]`, MODERN],
+          [`${m}[io.modelcontextprotocol/clientCapabilities][x]`, '1'],
+          [`${m}[io.modelcontextprotocol/clientInfo][name]`, 't'],
+          [`${m}[io.modelcontextprotocol/clientInfo][version]`, '1'],
+        );
+      }
+      return new URLSearchParams(pairs).toString();
+    };
+
+    test.each(ERAS)('%s: a form POST parsed by express.urlencoded gets 415 and runs no tool', async (era) => {
+      const res = await request(base)
+        .post('/mcp')
+        .set({ ...callHeaders(era), 'Content-Type': 'application/x-www-form-urlencoded' })
+        .send(form(era, 7));
+      expectRefusal(res, 415, -32600);
+      expect(calls).toEqual([]);
+    });
+
+    test.each(ERAS)('%s: a text/plain JSON body read by express.text gets 415', async (era) => {
+      const res = await request(base)
+        .post('/mcp')
+        .set({ ...callHeaders(era), 'Content-Type': 'text/plain' })
+        .send(JSON.stringify(callMessage(era, 8)));
+      expectRefusal(res, 415, -32600);
+      expect(calls).toEqual([]);
+    });
+
+    test.each(ERAS)('%s: a JSON body read by express.json is still served', async (era) => {
+      const res = await request(base)
+        .post('/mcp')
+        .set(callHeaders(era))
+        .send(JSON.stringify(callMessage(era, 9)));
+      expect(res.status).toBe(200);
+      expect(res.body.id).toBe(9);
+      expect(calls).toEqual([{ who: 'x' }]);
+    });
+
+    test.each(ERAS)('%s: a gzip JSON body express.json decoded is served', async (era) => {
+      const gz = zlib.gzipSync(JSON.stringify(callMessage(era, 10)));
+      const res = await send(base, { ...callHeaders(era), 'Content-Encoding': 'gzip' }, gz);
+      expect(res.status).toBe(200);
+      expect(res.body.id).toBe(10);
+      expect(calls).toEqual([{ who: 'x' }]);
     });
   });
 });
