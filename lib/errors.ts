@@ -85,6 +85,8 @@ export type RefusalReason =
   | 'method_not_allowed'
   | 'origin_not_allowed'
   | 'host_not_allowed'
+  | 'host_duplicated'
+  | 'host_mismatch'
   | 'missing_envelope'
   | 'invalid_envelope'
   | 'protocol_version_mismatch'
@@ -115,7 +117,8 @@ interface RefusalSpec {
 /**
  * The one table: refusal reason → JSON-RPC code, HTTP status, default message.
  * Statuses follow the MCP 2026-07-28 transport (400 for envelope and header refusals, 404 for -32601 in the
- * modern era, 403 for Origin/Host) and the conventions of the reference SDKs where the spec is silent
+ * modern era, 403 for Origin/Host), RFC 9112 §3.2 (400 for a request that names its host twice or two hosts)
+ * and the conventions of the reference SDKs where the spec is silent
  * (413 body limit, 415 media type, 405 other HTTP methods).
  */
 export const REFUSALS: Readonly<Record<RefusalReason, RefusalSpec>> = {
@@ -163,6 +166,12 @@ export const REFUSALS: Readonly<Record<RefusalReason, RefusalSpec>> = {
   },
   origin_not_allowed: { code: ErrorCode.Forbidden, status: 403, message: 'Origin not allowed' },
   host_not_allowed: { code: ErrorCode.Forbidden, status: 403, message: 'Host not allowed' },
+  host_duplicated: { code: ErrorCode.InvalidRequest, status: 400, message: 'Host must be sent once' },
+  host_mismatch: {
+    code: ErrorCode.InvalidRequest,
+    status: 400,
+    message: 'The request target names another host',
+  },
   missing_envelope: {
     code: ErrorCode.InvalidParams,
     status: 400,

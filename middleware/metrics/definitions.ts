@@ -25,6 +25,8 @@ export const TRANSPORT_REASONS: readonly RefusalReason[] = Object.freeze([
   'method_not_allowed',
   'origin_not_allowed',
   'host_not_allowed',
+  'host_duplicated',
+  'host_mismatch',
   'missing_envelope',
   'invalid_envelope',
   'protocol_version_mismatch',

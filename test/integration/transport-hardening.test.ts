@@ -1,7 +1,8 @@
 /**
  * The transport refuses what it cannot read: a Content-Encoding it does not decode (415), a body that does not
- * decode (400) or decodes past the limit (413); a body another parser read from a non-JSON Content-Type (415).
- * Over HTTP, on bare node:http and Express, through the transport stack in front of dispatch.
+ * decode (400) or decodes past the limit (413); a request that names its host twice, or two hosts (400); a body
+ * another parser read from a non-JSON Content-Type (415). Over HTTP, on bare node:http and Express, through
+ * the transport stack in front of dispatch.
  */
 import express from 'express';
 import http from 'node:http';
@@ -315,6 +316,85 @@ describe.each(PLATFORMS)('on %s', (platform) => {
       expect(res.status).toBe(200);
       expect(res.body.id).toBe(10);
       expect(calls).toEqual([{ who: 'x' }]);
+    });
+  });
+
+  describe('Host', () => {
+    const calls: unknown[] = [];
+    let s: http.Server;
+    let base: string;
+    let host: string;
+    let port: string;
+    beforeAll(async () => {
+      // The allow-list names the port the server got: the stack is attached once it listens.
+      s = http.createServer();
+      base = await listen(s);
+      ({ host, port } = new URL(base));
+      s.on(
+        'request',
+        listener(platform, transportStack(calls, { allowedHosts: [host, `localhost:${port}`] })),
+      );
+    });
+    afterAll(() => close(s));
+    beforeEach(() => void calls.splice(0));
+
+    const head = (target: string, hostLines: string[], extra: string[] = []) => {
+      const lines = [`POST ${target} HTTP/1.1`, ...hostLines.map((h) => `Host: ${h}`), ...extra];
+      for (const [k, v] of Object.entries(callHeaders('legacy'))) lines.push(`${k}: ${v}`);
+      return lines;
+    };
+    const body = JSON.stringify(callMessage('legacy', 11));
+
+    test('one allowed Host is served', async () => {
+      const res = await raw(base, head('/mcp', [host]), body);
+      expect(res.status).toBe(200);
+      expect(calls).toHaveLength(1);
+    });
+
+    test.each([
+      ['the same allowed host twice', (h: string) => [h, h]],
+      ['an allowed host, then another', (h: string) => [h, 'evil.example.com']],
+      ['two allowed hosts', (h: string) => [h, `localhost:${new URL(`http://${h}`).port}`]],
+    ])('two Host lines (%s) are refused with 400', async (_what, lines) => {
+      const res = await raw(base, head('/mcp', lines(host)), body);
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32600 } });
+      expect(res.body).not.toHaveProperty('id');
+      expect(calls).toEqual([]);
+    });
+
+    test('an absolute-form target naming another host, with an allowed Host, is refused with 403', async () => {
+      const res = await raw(base, head('http://evil.example.com/mcp', [host]), body);
+      expect(res.status).toBe(403);
+      expect(res.body.error.code).toBe(403);
+      expect(calls).toEqual([]);
+    });
+
+    test('an absolute-form target naming an allowed host that the Host header contradicts: 400', async () => {
+      const res = await raw(base, head(`http://localhost:${port}/mcp`, [host]), body);
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe(-32600);
+      expect(calls).toEqual([]);
+    });
+
+    test('an absolute-form target naming the allowed host the Host header names is served', async () => {
+      const res = await raw(base, head(`http://${host}/mcp`, [host]), body);
+      expect(res.status).toBe(200);
+      expect(calls).toHaveLength(1);
+    });
+
+    test('two Origin lines are refused with 403, even when each would be allowed alone', async () => {
+      const lines = head('/mcp', [host], ['Origin: http://a.example', 'Origin: http://a.example']);
+      const open = server(platform, transportStack(calls, { allowedOrigins: '*' }));
+      const openBase = await listen(open);
+      try {
+        const res = await raw(openBase, lines, body);
+        expect(res.status).toBe(403);
+        expect(res.body.error.code).toBe(403);
+        expect(calls).toEqual([]);
+      } finally {
+        await close(open);
+      }
     });
   });
 });
