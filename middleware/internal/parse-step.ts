@@ -372,7 +372,7 @@ export function parseRequest(
 
 /**
  * Parse (once, shared) and go on with the parsed request: `go` runs synchronously when the parse is already
- * done, else from the body's `end` event. A refusal is written (and recorded as by `by`); an exception, in the
+ * done, else from the body's `end` event (or once a body in a content coding is decoded). A refusal is written (and recorded as by `by`); an exception, in the
  * parse or in `go`, becomes a generic -32603 with the stack in the log. A promise `go` returns is watched the
  * same way. `go` gets the request and response too, so a middleware can pass one function made once.
  */

@@ -31,7 +31,8 @@ export function parse(options?: ParseOptions): Middleware {
   const logger = loggerOption('parse', o.logger, stderrLogger);
   return function mcpParse(req, res, next) {
     if (req.method !== 'POST') return next();
-    // Synchronously from the body's `end` event, or at once when the body is already parsed.
+    // Synchronously from the body's `end` event (once decoded, for a body in a content coding), or at once
+    // when the body is already parsed.
     onParsed(req, res, 'parse', logger, () => next(), body);
   };
 }
