@@ -231,7 +231,9 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
     resourceName: 'mcpware demo',
   });
   const members: Authenticator[] = [];
-  if (parsedKeys.keys.length > 0) members.push(apiKeyAuth({ keys: parsedKeys.keys, logger }));
+  // The MCP_API_KEYS contract makes groups optional: a key without groups sees the tools that need none.
+  if (parsedKeys.keys.length > 0)
+    members.push(apiKeyAuth({ keys: parsedKeys.keys, allowKeysWithoutGroups: true, logger }));
   let ready: Promise<void> = Promise.resolve();
   if (env.OIDC_ISSUER) {
     const roles = list(env.OIDC_REQUIRED_ROLES);

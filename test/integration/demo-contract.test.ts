@@ -251,6 +251,25 @@ describe('demo environment', () => {
     }
   });
 
+  test('MCP_API_KEYS: a key without groups starts and is served, seeing only the tools that need no group', async () => {
+    const d = await startDemo({
+      MCP_API_KEYS: `${KEYS},guest:${sha('guest-token')}`,
+    });
+    try {
+      const c = new McpTestClient(d.url, { headers: { Authorization: 'Bearer guest-token' } });
+      const list = await c.listTools();
+      expect(list.status).toBe(200);
+      const names = list.body.result.tools.map((t: { name: string }) => t.name);
+      expect(names).toContain('hello');
+      expect(names).not.toContain('admin_report');
+      const r = await c.callTool('hello', { who: 'Guest' });
+      expect(r.body.result.structuredContent).toEqual({ greeting: 'Hello, Guest!' });
+      expect((await c.callTool('admin_report', {})).body.error?.code).toBe(-32602);
+    } finally {
+      await d.stop();
+    }
+  });
+
   test('bad environment values fail at start-up', async () => {
     await expect(startDemo({ MCP_RPM: 'lots' })).rejects.toThrow(/MCP_RPM/);
     await expect(startDemo({ MCP_API_KEYS: 'demo:nothex' })).rejects.toThrow(/MCP_API_KEYS/);
