@@ -151,18 +151,49 @@ function hasInvalidChars(v: string): boolean {
   return false;
 }
 
-function mismatch(header: string, headerValue: string, bodyValue: string): Refusal {
+function mismatch(header: string, headerValue: string, bodyValue: string, why = 'does not match'): Refusal {
   return refusal('header_mismatch', {
-    message: `${header} header does not match the argument value`,
+    message: `${header} header ${why} the argument value`,
     data: { header, headerValue, bodyValue },
   });
 }
 
 /**
+ * The header text of an argument by its JSON type, as the spec's value encoding gives it (before the Base64
+ * sentinel): a string as it is, a number as its JSON text (`5` → `"5"`, `1.5` → `"1.5"`), a boolean as
+ * `"true"`/`"false"`. An object or an array has none: no header carries it.
+ */
+function canonicalForm(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return JSON.stringify(value);
+  return undefined;
+}
+
+/**
+ * True when the decoded header value is the argument's canonical form; a number is compared numerically
+ * (`42.0` = `42`, as the spec asks for integers). The type the schema declares is not checked here: a value
+ * of another type that the header mirrors faithfully is the argument check's to refuse (invalid arguments).
+ */
+function mirrors(value: unknown, hv: string): boolean {
+  if (typeof value === 'number') {
+    const trimmed = hv.trim();
+    return trimmed.length <= 800 && NUMERIC.test(trimmed) && Number(trimmed) === value;
+  }
+  const form = canonicalForm(value);
+  return form !== undefined && hv === form;
+}
+
+/** The body side of a refusal: the canonical form, or the JSON type of a value that has none. */
+function shownValue(value: unknown): string {
+  return canonicalForm(value) ?? (Array.isArray(value) ? '(array)' : '(object)');
+}
+
+/**
  * Check a `tools/call`'s `Mcp-Param-*` headers against its arguments.
  * `headers` are Node's lower-cased request headers. A present, non-null value needs a matching header; a null
- * or absent value needs none; a sentinel is decoded first; integers are compared numerically (`42.0` = `42`);
- * booleans as `true`/`false`; a recognized header with control characters is refused.
+ * or absent value needs none; a sentinel is decoded first; the decoded value is compared with the argument's
+ * canonical form for its JSON type (see {@link mirrors}); an integer parameter outside ±(2^53−1) is refused; a
+ * recognized header with control characters is refused.
  */
 export function checkParamHeaders(
   params: readonly ParamHeader[],
@@ -195,33 +226,19 @@ export function checkParamHeaders(
       });
     }
     const hv = decoded.value;
-    switch (p.type) {
-      case 'string':
-        if (typeof value !== 'string' || hv !== value) return mismatch(headerName, hv, String(value));
-        break;
-      case 'boolean':
-        if (typeof value !== 'boolean' || hv !== String(value))
-          return mismatch(headerName, hv, String(value));
-        break;
-      case 'integer': {
-        if (typeof value !== 'number' || !Number.isInteger(value) || Math.abs(value) > MAX_SAFE) {
-          return mismatch(headerName, hv, String(value));
-        }
-        const trimmed = hv.trim();
-        if (trimmed.length > 800 || !NUMERIC.test(trimmed) || Number(trimmed) !== value) {
-          return mismatch(headerName, hv, String(value));
-        }
-        break;
-      }
+    if (!mirrors(value, hv)) return mismatch(headerName, hv, shownValue(value));
+    if (p.type === 'integer' && typeof value === 'number' && Math.abs(value) > MAX_SAFE) {
+      return mismatch(headerName, hv, shownValue(value), 'cannot carry (outside ±(2^53−1))');
     }
   }
   return undefined;
 }
 
 /**
- * Client side: the `Mcp-Param-*` headers (name → encoded value) a call must carry. Values that cannot be
- * mirrored (wrong type, unsafe integer) are left out; the server will refuse the call, which is the point of
- * a test that breaks one thing on purpose.
+ * Client side: the `Mcp-Param-*` headers (name → encoded value) a call must carry, each value in its canonical
+ * form for its JSON type. Values that cannot be mirrored (an object or an array, an integer parameter outside
+ * ±(2^53−1)) are left out; the server will refuse the call, which is the point of a test that breaks one thing
+ * on purpose.
  */
 export function paramHeaderValues(
   params: readonly ParamHeader[],
@@ -231,12 +248,10 @@ export function paramHeaderValues(
   const out: Record<string, string> = {};
   for (const p of params) {
     const v = valueAt(args, p.path);
-    if (v === undefined || v === null) continue;
-    if (p.type === 'string' && typeof v === 'string') out[PARAM_HEADER_PREFIX + p.name] = encode(v);
-    else if (p.type === 'boolean' && typeof v === 'boolean') out[PARAM_HEADER_PREFIX + p.name] = String(v);
-    else if (p.type === 'integer' && typeof v === 'number' && Number.isSafeInteger(v)) {
-      out[PARAM_HEADER_PREFIX + p.name] = String(v);
-    }
+    const form = canonicalForm(v);
+    if (form === undefined) continue;
+    if (p.type === 'integer' && typeof v === 'number' && Math.abs(v) > MAX_SAFE) continue;
+    out[PARAM_HEADER_PREFIX + p.name] = encode(form);
   }
   return out;
 }

@@ -5,7 +5,10 @@
  */
 import { createHash } from 'node:crypto';
 import { McpTestClient } from '../../testing/index';
+import { checkHeaders, classifyRevision, dispatch, ok, parse, ToolRegistry } from '../../index';
+import type { JsonObject } from '../../lib/jsonrpc';
 import { startDemo, type RunningDemo } from '../support/demo';
+import { PLATFORMS, stack, type Stack } from '../support/dispatch-harness';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 const KEYS = `demo:sha256:${sha('demo-token')}:users`;
@@ -65,5 +68,94 @@ describe('an empty protocol version in _meta', () => {
     const r = await c.post(body(c), headers('2026-07-28'));
     expect(r.status).toBe(400);
     expect(r.body.error?.code).toBe(-32020);
+  });
+});
+
+describe('Mcp-Param-* headers compare with the canonical string form of each JSON type', () => {
+  const tools = new ToolRegistry();
+  tools.register({
+    name: 'mirrored',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        label: { type: 'string', 'x-mcp-header': 'Label' },
+        count: { type: 'integer', 'x-mcp-header': 'Count' },
+        dry: { type: 'boolean', 'x-mcp-header': 'Dry-Run' },
+      },
+      additionalProperties: false,
+    },
+    call: (args) => ok({ args }),
+  });
+  const mws = [
+    parse(),
+    classifyRevision(),
+    checkHeaders({ paramHeaders: tools.paramHeaders }),
+    dispatch({ handlers: { tools }, serverInfo: { name: 't', version: '1' } }),
+  ];
+  type Row = [string, JsonObject, Record<string, string>];
+
+  describe.each(PLATFORMS)('%s', (platform) => {
+    let s: Stack;
+    beforeAll(async () => {
+      s = await stack(platform, mws);
+    });
+    afterAll(() => s.close());
+    const call = (args: JsonObject, paramHeaders: Record<string, string>) =>
+      s.client({ era: 'modern' }).callTool('mirrored', args, { paramHeaders });
+
+    test.each<Row>([
+      ['count: 5 with Mcp-Param-Count: 5', { count: 5 }, { 'Mcp-Param-Count': '5' }],
+      ['count: -12 with Mcp-Param-Count: -12', { count: -12 }, { 'Mcp-Param-Count': '-12' }],
+      ['count: 42 with Mcp-Param-Count: 42.0 (numerically)', { count: 42 }, { 'Mcp-Param-Count': '42.0' }],
+      ['dry: true with Mcp-Param-Dry-Run: true', { dry: true }, { 'Mcp-Param-Dry-Run': 'true' }],
+      ['dry: false with Mcp-Param-Dry-Run: false', { dry: false }, { 'Mcp-Param-Dry-Run': 'false' }],
+      [
+        'count and dry Base64-encoded',
+        { count: 5, dry: true },
+        { 'Mcp-Param-Count': '=?base64?NQ==?=', 'Mcp-Param-Dry-Run': '=?base64?dHJ1ZQ==?=' },
+      ],
+    ])('%s is served', async (_label, args, headers) => {
+      const r = await call(args, headers);
+      expect(r.status).toBe(200);
+      expect(r.body.result?.structuredContent).toEqual({ args });
+    });
+
+    // The header mirrors the value it was sent with: the type the schema wants is the arguments' check.
+    test.each<Row>([
+      ['label: 5 with Mcp-Param-Label: 5', { label: 5 }, { 'Mcp-Param-Label': '5' }],
+      ['label: 1.5 with Mcp-Param-Label: 1.5', { label: 1.5 }, { 'Mcp-Param-Label': '1.5' }],
+      ['label: true with Mcp-Param-Label: true', { label: true }, { 'Mcp-Param-Label': 'true' }],
+      ['count: 1.5 with Mcp-Param-Count: 1.5', { count: 1.5 }, { 'Mcp-Param-Count': '1.5' }],
+      ['count: "5" with Mcp-Param-Count: 5', { count: '5' }, { 'Mcp-Param-Count': '5' }],
+      ['dry: "true" with Mcp-Param-Dry-Run: true', { dry: 'true' }, { 'Mcp-Param-Dry-Run': 'true' }],
+    ])('%s matches; the wrong type is invalid arguments', async (_label, args, headers) => {
+      const r = await call(args, headers);
+      expect(r.status).toBe(200);
+      expect(r.body.error).toBeUndefined();
+      expect(r.body.result?.isError).toBe(true);
+    });
+
+    test.each<Row>([
+      ['count: 5 with Mcp-Param-Count: 6', { count: 5 }, { 'Mcp-Param-Count': '6' }],
+      ['count: 5 with Mcp-Param-Count: five', { count: 5 }, { 'Mcp-Param-Count': 'five' }],
+      ['label: 5 with Mcp-Param-Label: 6', { label: 5 }, { 'Mcp-Param-Label': '6' }],
+      ['label: 1.5 with Mcp-Param-Label: 2.5', { label: 1.5 }, { 'Mcp-Param-Label': '2.5' }],
+      ['label: true with Mcp-Param-Label: True', { label: true }, { 'Mcp-Param-Label': 'True' }],
+      ['dry: true with Mcp-Param-Dry-Run: false', { dry: true }, { 'Mcp-Param-Dry-Run': 'false' }],
+      ['dry: true with Mcp-Param-Dry-Run: TRUE', { dry: true }, { 'Mcp-Param-Dry-Run': 'TRUE' }],
+      ['dry: false with Mcp-Param-Dry-Run: 0', { dry: false }, { 'Mcp-Param-Dry-Run': '0' }],
+      ['label: {} with Mcp-Param-Label: {}', { label: {} }, { 'Mcp-Param-Label': '{}' }],
+    ])('%s is refused 400 -32020', async (_label, args, headers) => {
+      const r = await call(args, headers);
+      expect(r.status).toBe(400);
+      expect(r.body.error?.code).toBe(-32020);
+    });
+  });
+
+  test('the demo: region_status with region: 5 and Mcp-Param-Region: 5 is invalid arguments', async () => {
+    const c = new McpTestClient(d.url, { era: 'modern', headers: AUTH });
+    const r = await c.callTool('region_status', { region: 5 }, { paramHeaders: { 'Mcp-Param-Region': '5' } });
+    expect(r.status).toBe(200);
+    expect(r.body.result?.isError).toBe(true);
   });
 });

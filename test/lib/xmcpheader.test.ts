@@ -216,7 +216,29 @@ describe('Mcp-Param-* checks against arguments (spec.md §8.A item 19)', () => {
       { 'mcp-param-region': encodeHeaderValue('zürich') },
       null,
     ],
-    ['string arg of wrong type', { region: 42 }, { 'mcp-param-region': '42' }, 'header_mismatch'],
+    // Each JSON type compares by its canonical form; a wrong type mirrored faithfully is the arguments' check.
+    ['string param, integer 42 as "42"', { region: 42 }, { 'mcp-param-region': '42' }, null],
+    ['string param, number 1.5 as "1.5"', { region: 1.5 }, { 'mcp-param-region': '1.5' }, null],
+    ['string param, true as "true"', { region: true }, { 'mcp-param-region': 'true' }, null],
+    ['string param, integer 42 as "43"', { region: 42 }, { 'mcp-param-region': '43' }, 'header_mismatch'],
+    ['string param, true as "True"', { region: true }, { 'mcp-param-region': 'True' }, 'header_mismatch'],
+    ['string param, object', { region: {} }, { 'mcp-param-region': '{}' }, 'header_mismatch'],
+    ['string param, array', { region: ['a'] }, { 'mcp-param-region': 'a' }, 'header_mismatch'],
+    ['integer param, number 1.5 as "1.5"', { count: 1.5 }, { 'mcp-param-count': '1.5' }, null],
+    ['integer param, number 1.5 as "2.5"', { count: 1.5 }, { 'mcp-param-count': '2.5' }, 'header_mismatch'],
+    ['integer param, string "5" as "5"', { count: '5' }, { 'mcp-param-count': '5' }, null],
+    ['integer param, string "5" as "5.0"', { count: '5' }, { 'mcp-param-count': '5.0' }, 'header_mismatch'],
+    ['integer param, 0 as "-0"', { count: 0 }, { 'mcp-param-count': '-0' }, null],
+    ['integer param, 1e3 as "1000"', { count: 1e3 }, { 'mcp-param-count': '1000' }, null],
+    [
+      'integer param, unsafe 2^60',
+      { count: 2 ** 60 },
+      { 'mcp-param-count': String(2 ** 60) },
+      'header_mismatch',
+    ],
+    ['boolean param, string "true" as "true"', { dry: 'true' }, { 'mcp-param-dry-run': 'true' }, null],
+    ['boolean param, integer 1 as "1"', { dry: 1 }, { 'mcp-param-dry-run': '1' }, null],
+    ['boolean param, integer 1 as "true"', { dry: 1 }, { 'mcp-param-dry-run': 'true' }, 'header_mismatch'],
   ];
   test.each(rows.map((r) => [r[0], r] as const))('%s', (_l, row) => {
     const [, args, headers, reason] = row;
@@ -240,5 +262,19 @@ describe('Mcp-Param-* checks against arguments (spec.md §8.A item 19)', () => {
     });
     const lower = Object.fromEntries(Object.entries(h).map(([k, v]) => [k.toLowerCase(), v]));
     expect(checkParamHeaders(params, args, lower)).toBeUndefined();
+  });
+
+  test('client side values are the canonical form of the value sent, whatever type the schema declares', () => {
+    const args = { region: 1.5, count: '7', dry: 0, filter: { zone: true } };
+    const h = paramHeaderValues(params, args, encodeHeaderValue);
+    expect(h).toEqual({
+      'Mcp-Param-Region': '1.5',
+      'Mcp-Param-Count': '7',
+      'Mcp-Param-Dry-Run': '0',
+      'Mcp-Param-Zone': 'true',
+    });
+    const lower = Object.fromEntries(Object.entries(h).map(([k, v]) => [k.toLowerCase(), v]));
+    expect(checkParamHeaders(params, args, lower)).toBeUndefined();
+    expect(paramHeaderValues(params, { region: {}, count: 2 ** 60 }, encodeHeaderValue)).toEqual({});
   });
 });
