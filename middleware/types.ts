@@ -94,6 +94,12 @@ export interface RequestLocals {
   streamed?: number;
   /** Set by `redact()`: the mode, and which rules fired on this request's outgoing results and notifications. */
   redaction?: RedactionRecord;
+  /**
+   * Set by a `ToolRegistry` when a `tools/call` reaches a registered tool this caller sees: the tool's own name
+   * (through any tool filter's renaming). Metrics label tool calls from it, so a name that no registered tool
+   * answered (refused, unknown, or answered by an `unknownTool` hook) never becomes a label.
+   */
+  tool?: string;
   [key: string]: unknown;
 }
 

@@ -307,6 +307,7 @@ export class ToolRegistry {
   #runVisible(entry: Entry, record: CallRecord): Awaitable<CallToolResult> {
     const { name, args, ctx } = record;
     record.tool = entry.tool.name;
+    ctx.locals.tool = entry.tool.name;
     if (entry.tool.describe !== undefined && entry.params.length > 0 && ctx.era === 'modern') {
       // The Mcp-Param-* check checkHeaders() leaves to us for tools of per-caller visibility (see paramHeaders).
       const bad = checkParamHeaders(entry.params, args, ctx.req.headers);

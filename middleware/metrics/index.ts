@@ -5,7 +5,8 @@
  *
  * The registry is injected (or a new one is made per instance), never prom-client's global one; a second
  * instance on the same registry reuses the metrics. Every label is bounded: a tool name becomes a label only
- * when it is listed in `tools` or the tool answered, up to `maxTools`; anything else is `other`.
+ * when it is listed in `tools` or the call reached a registered tool (`req.locals.tool`), up to `maxTools`;
+ * anything else is `other`.
  * @see docs/middleware/metrics.md
  */
 import type { ServerResponse } from 'node:http';

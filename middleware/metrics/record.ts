@@ -1,6 +1,7 @@
 /**
  * Recording one finished request, and the limiter's hooks, into the metrics of one instance. Every label value
- * is checked against a bounded set (or the tool label budget) before it is used, so the series stay bounded.
+ * is checked against a bounded set (or the tool label budget, filled from registered tools only) before it is
+ * used, so the series stay bounded.
  * @see docs/middleware/metrics.md
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -79,21 +80,27 @@ export function createRecorder(
   for (const rule of RULE_NAMES) redactions(rule).inc(0);
   toolCalls('other', 'error').inc(0);
 
-  // The tool label budget: listed tools first, then tools that answered, up to maxTools.
+  // The tool label budget: listed tools first, then registered tools as calls reach them, up to maxTools.
   const toolLabels = new Set<string>();
   for (const t of config.tools) {
     if (toolLabels.size >= config.maxTools) break;
     toolLabels.add(t);
     for (const outcome of LABEL_VALUES.toolOutcome) toolCalls(t, outcome).inc(0);
   }
-  function toolLabel(name: string | undefined, answered: boolean): string {
-    if (name === undefined || !TOOL_NAME.test(name)) return 'other';
-    if (toolLabels.has(name)) return name;
-    if (answered && toolLabels.size < config.maxTools) {
-      toolLabels.add(name);
-      return name;
+  /**
+   * The label of a call: the registered tool it reached (`locals.tool`), while the budget lasts; else the name it
+   * asked for when that is a label already (a call refused before it reached the tool); else `other`.
+   */
+  function toolLabel(registered: string | undefined, asked: string | undefined): string {
+    if (typeof registered === 'string' && TOOL_NAME.test(registered)) {
+      if (toolLabels.has(registered)) return registered;
+      if (toolLabels.size < config.maxTools) {
+        toolLabels.add(registered);
+        return registered;
+      }
+      return 'other';
     }
-    return 'other';
+    return asked !== undefined && toolLabels.has(asked) ? asked : 'other';
   }
 
   // Limiter denials are counted from the hooks once the limits middleware uses them; until then from
@@ -125,9 +132,7 @@ export function createRecorder(
     else if (refusal || response?.code !== undefined || res.statusCode >= 400 || !finished) outcome = 'error';
     if (mcp?.method === 'tools/call') {
       const toolOutcome: ToolOutcome = outcome !== 'ok' ? outcome : response?.toolError ? 'tool_error' : 'ok';
-      // Only a call the server answered with a result proves the tool exists: only then may a new name become a label.
-      const answered = toolOutcome === 'ok' || toolOutcome === 'tool_error';
-      toolCalls(toolLabel(mcp.target, answered), toolOutcome).inc();
+      toolCalls(toolLabel(locals.tool, mcp.target), toolOutcome).inc();
     }
     const method = mcp?.method === undefined ? 'none' : KNOWN_METHODS.has(mcp.method) ? mcp.method : 'other';
     duration(method, outcome).observe((performance.now() - start) / 1000);

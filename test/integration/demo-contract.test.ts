@@ -195,6 +195,8 @@ describe('the demo in both eras', () => {
     expect(m.status).toBe(200);
     expect(m.text).toMatch(/mcp_requests_total\{era="modern"\} [1-9]/);
     expect(m.text).toMatch(/mcp_tool_calls_total\{tool="hello",outcome="ok"\} [1-9]/);
+    // The crash tool's calls (one per era) count under its own name; names nobody registered stay `other`.
+    expect(m.text).toMatch(/mcp_tool_calls_total\{tool="crash",outcome="error"\} [1-9]/);
     expect(m.text).toMatch(/mcp_transport_refusals_total\{reason="origin_not_allowed"\} [1-9]/);
   });
 

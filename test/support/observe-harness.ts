@@ -104,12 +104,15 @@ export function finalHandler(fixtures: Fixtures = {}): Middleware {
                 : undefined;
         let value: unknown = {};
         if (table) {
-          const f = mcp.target !== undefined ? table[mcp.target] : undefined;
+          const f =
+            mcp.target !== undefined && Object.hasOwn(table, mcp.target) ? table[mcp.target] : undefined;
           if (!f) {
             locals.response = { code: -32602 };
             sendJson(res, 200, { jsonrpc: '2.0', id: mcp.id, error: { code: -32602, message: 'Unknown' } });
             return;
           }
+          // A fixture tool is a registered tool: say so, as a ToolRegistry does.
+          if (method === 'tools/call') locals.tool = mcp.target;
           value = f(params);
         }
         for (const t of locals.outbound ?? []) value = t(value, { method, kind: 'result' });

@@ -201,6 +201,7 @@ test('exact totals after many requests over many label values, scraped in betwee
     () => {
       answer(m, {
         mcp: { era: 'modern', method: 'tools/call', target: 't1' } as never,
+        tool: 't1',
         auth: { outcome: 'ok' },
         response: {},
       });
@@ -210,9 +211,10 @@ test('exact totals after many requests over many label values, scraped in betwee
       add('mcp_request_duration_seconds_count', { method: 'tools/call', outcome: 'ok' });
     },
     () => {
-      // Answered with a tool error: `bad` becomes the second tool label (maxTools 2).
+      // A registered tool answered with a tool error: `bad` becomes the second tool label (maxTools 2).
       answer(m, {
         mcp: { era: 'legacy', method: 'tools/call', target: 'bad' } as never,
+        tool: 'bad',
         response: { toolError: true },
       });
       add('mcp_requests_total', { era: 'legacy' });
@@ -220,8 +222,12 @@ test('exact totals after many requests over many label values, scraped in betwee
       add('mcp_request_duration_seconds_count', { method: 'tools/call', outcome: 'ok' });
     },
     () => {
-      // Answered, but past maxTools: counted as `other`.
-      answer(m, { mcp: { era: 'modern', method: 'tools/call', target: 'late' } as never, response: {} });
+      // A registered tool, but past maxTools: counted as `other`.
+      answer(m, {
+        mcp: { era: 'modern', method: 'tools/call', target: 'late' } as never,
+        tool: 'late',
+        response: {},
+      });
       add('mcp_requests_total', { era: 'modern' });
       add('mcp_tool_calls_total', { tool: 'other', outcome: 'ok' });
       add('mcp_request_duration_seconds_count', { method: 'tools/call', outcome: 'ok' });
@@ -246,6 +252,7 @@ test('exact totals after many requests over many label values, scraped in betwee
     () => {
       answer(m, {
         mcp: { era: 'modern', method: 'tools/call', target: 't1' } as never,
+        tool: 't1',
         response: {},
         redaction: { mode: 'mask', fired: ['jwt', 'email'], hits: { email: 2, jwt: 1 }, truncated: 0 },
       });
@@ -414,7 +421,11 @@ test('the metric objects are left as prom-client made them: no own collect, rese
   );
   const incBefore = appRequests.inc;
   const m = metrics({ registry });
-  answer(m, { mcp: { era: 'modern', method: 'tools/call', target: 't1' } as never, response: {} });
+  answer(m, {
+    mcp: { era: 'modern', method: 'tools/call', target: 't1' } as never,
+    tool: 't1',
+    response: {},
+  });
   m.limiterHooks().onInflight('user', 2);
   await registry.metrics();
   for (const metric of registry.getMetricsAsArray()) {
@@ -440,7 +451,11 @@ test('the counters metrics() creates are counted in its tallies: prom-client is 
     const m = metrics({ registry });
     const before = incs.mock.calls.length;
     for (let i = 0; i < 50; i++) {
-      answer(m, { mcp: { era: 'modern', method: 'tools/call', target: 't1' } as never, response: {} });
+      answer(m, {
+        mcp: { era: 'modern', method: 'tools/call', target: 't1' } as never,
+        tool: 't1',
+        response: {},
+      });
     }
     expect(incs.mock.calls.length).toBe(before);
     const v = await scrape(registry);

@@ -9,7 +9,9 @@ import { classifyRevision } from '../../../middleware/classify-revision/index';
 import { guardOrigin } from '../../../middleware/guard-origin/index';
 import { limits } from '../../../middleware/limits/index';
 import { methodGuard } from '../../../middleware/method-guard/index';
+import { dispatch } from '../../../middleware/dispatch/index';
 import { metrics, metricsHandler } from '../../../middleware/metrics/index';
+import { ToolRegistry, ok } from '../../../handlers/tools/index';
 import { parse } from '../../../middleware/parse/index';
 import { redact } from '../../../middleware/redact/index';
 import { rejectBatch } from '../../../middleware/reject-batch/index';
@@ -200,7 +202,7 @@ describe('registries', () => {
 });
 
 describe('labels stay bounded', () => {
-  test('tool names become labels only once answered, up to maxTools; the rest is "other"', async () => {
+  test('tool names become labels only for registered tools that answered, up to maxTools; the rest is "other"', async () => {
     const registry = new Registry();
     const server = http.createServer(
       run([metrics({ registry, maxTools: 2 }), parse(), finalHandler(fixtures)]),
@@ -218,6 +220,67 @@ describe('labels stay bounded', () => {
         .map((k) => /tool="([^"]*)"/.exec(k)?.[1]),
     );
     expect(tools).toEqual(new Set(['t1', 't2', 'other']));
+  });
+
+  describe.each(PLATFORMS)('tool labels come from registered tools only, on %s', (platform) => {
+    const serverInfo = { name: 't', version: '1' };
+    const tools = () => {
+      const t = new ToolRegistry({
+        // Answers every unknown name with a result: such names must not become labels.
+        unknownTool: (name) => ok({ unknown: name }),
+        logger: quiet,
+      });
+      t.register(
+        {
+          name: 'crash',
+          inputSchema: { type: 'object' },
+          call: () => {
+            throw new Error('boom');
+          },
+        },
+        { name: 'fine', inputSchema: { type: 'object' }, call: () => ok({}) },
+      );
+      return t;
+    };
+    const app = (maxTools?: number) => {
+      const registry = new Registry();
+      const mws = [
+        metrics({ registry, ...(maxTools === undefined ? {} : { maxTools }) }),
+        parse(),
+        dispatch({ handlers: { tools: tools() }, serverInfo, logger: quiet }),
+      ];
+      return { registry, server: site(platform, mws, registry) };
+    };
+    const toolLabels = (text: string) =>
+      new Set(
+        [...samples(text).keys()]
+          .filter((k) => k.startsWith('mcp_tool_calls_total'))
+          .map((k) => /tool="([^"]*)"/.exec(k)?.[1]),
+      );
+
+    test('a registered tool whose handler throws is counted under its own name with outcome error', async () => {
+      const { registry, server } = app();
+      const r = await call(server, 'crash');
+      expect(r.body.error?.code).toBe(-32603);
+      const s = samples(await registry.metrics());
+      expect(s.get(sampleKey('mcp_tool_calls_total', { tool: 'crash', outcome: 'error' }))).toBe(1);
+      expect(s.get(sampleKey('mcp_tool_calls_total', { tool: 'other', outcome: 'error' }))).toBe(0);
+    });
+
+    test('500 names answered by the unknownTool hook count as "other" and leave the label budget to registered tools', async () => {
+      const { registry, server } = app(2);
+      for (let i = 0; i < 500; i++) {
+        const r = await call(server, `ghost-${i}`);
+        expect(r.body.result?.structuredContent).toEqual({ unknown: `ghost-${i}` });
+      }
+      await call(server, 'fine');
+      await call(server, 'crash');
+      const s = samples(await registry.metrics());
+      expect(s.get(sampleKey('mcp_tool_calls_total', { tool: 'other', outcome: 'ok' }))).toBe(500);
+      expect(s.get(sampleKey('mcp_tool_calls_total', { tool: 'fine', outcome: 'ok' }))).toBe(1);
+      expect(s.get(sampleKey('mcp_tool_calls_total', { tool: 'crash', outcome: 'error' }))).toBe(1);
+      expect(toolLabels(await registry.metrics())).toEqual(new Set(['fine', 'crash', 'other']));
+    });
   });
 
   test('unknown methods are "other" on the duration histogram', async () => {
