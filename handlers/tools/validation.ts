@@ -62,11 +62,13 @@ export function invalidArguments(errors: readonly AjvErrorLike[] | null | undefi
 
 /**
  * A private Ajv 2020 instance: all errors, non-strict (so `x-mcp-header` and other annotations pass), formats not
- * validated.
+ * validated, and own properties only: a declared property named `constructor` or `toString` is absent from
+ * arguments that do not hold it, rather than found on `Object.prototype`.
  */
 export function defaultCompiler(): SchemaCompiler {
   return new Ajv2020({
     allErrors: true,
+    ownProperties: true,
     strict: false,
     validateFormats: false,
     logger: false,
