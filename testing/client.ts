@@ -136,11 +136,11 @@ function checkRequestOptions(method: string, opts: object): void {
 const DEFAULT_CLIENT_INFO = Object.freeze({ name: 'mcpware-test', version: '0' });
 
 /** Which params member each method mirrors into `Mcp-Name`. */
-const NAME_MEMBER: Readonly<Record<string, 'name' | 'uri'>> = {
-  'tools/call': 'name',
-  'prompts/get': 'name',
-  'resources/read': 'uri',
-};
+const NAME_MEMBER: ReadonlyMap<string, 'name' | 'uri'> = new Map([
+  ['tools/call', 'name'],
+  ['prompts/get', 'name'],
+  ['resources/read', 'uri'],
+]);
 
 type Target = Server | RequestListener | string;
 
@@ -365,7 +365,7 @@ export class McpTestClient {
       }
       headers['MCP-Protocol-Version'] = opts.headerVersion ?? opts.version ?? this.version;
       headers['Mcp-Method'] = method;
-      const member = NAME_MEMBER[method];
+      const member = NAME_MEMBER.get(method);
       if (member !== undefined && typeof params[member] === 'string')
         headers['Mcp-Name'] = encodeHeaderValue(params[member] as string);
       if (method === 'tools/call' && typeof params.name === 'string') {
