@@ -132,7 +132,6 @@ export {
   listRootsRequest,
   missingCapabilities,
   paramsDigest,
-  principalKey,
   readInputResponses,
   samplingRequest,
   signRequestState,
@@ -147,6 +146,7 @@ export type {
   StateVerifyReason,
   StateVerifyResult,
 } from './mrtr.js';
+export { principalKey } from './principal.js';
 export { MAX_CURSOR_LENGTH, decodeCursor, encodeCursor, paginate } from './cursor.js';
 export type { CursorRefusal, CursorRefusalReason, DecodedCursor, Page } from './cursor.js';
 export { DEFAULT_MAX_RENDERED, placeholders, renderTemplate } from './render.js';

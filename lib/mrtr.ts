@@ -155,7 +155,7 @@ export function readInputResponses(v: unknown, present: boolean): InputResponses
 
 /** What a `requestState` is bound to. */
 export interface StateBinding {
-  /** Who asked: {@link principalKey} of the request's principal (`""` when anonymous). */
+  /** Who asked: `principalKey()` (lib/principal.ts) of the request's principal. */
   principal: string;
   /** The JSON-RPC method. */
   method: string;
@@ -180,12 +180,6 @@ const TOKEN_VERSION = 'v1';
 export const MAX_REQUEST_STATE_LENGTH = 65536;
 /** Shortest HMAC key accepted, in bytes. */
 export const MIN_STATE_KEY_BYTES = 32;
-
-/** A stable string for a principal (`method:userId`), `""` for anonymous callers. */
-export function principalKey(p: { userId?: unknown; method?: unknown } | undefined): string {
-  if (!p || typeof p.userId !== 'string') return '';
-  return `${typeof p.method === 'string' ? p.method : ''}:${p.userId}`;
-}
 
 /**
  * JSON with object keys sorted, so equal values give equal text whatever the member order. Values are parsed

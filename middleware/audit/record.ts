@@ -10,7 +10,7 @@ import { META } from '../../lib/meta.js';
 import { type RedactTally, type Redactor, RULE_NAMES, newTally } from '../../lib/redact/index.js';
 import type { McpRequest } from '../../lib/request.js';
 import { cleanText } from '../../lib/sanitize.js';
-import { sourceOf } from '../internal/principal.js';
+import { principalSource } from '../../lib/principal.js';
 import type { RequestLocals } from '../types.js';
 import { CleanMemo } from './clean-memo.js';
 import { createIsoTime } from './iso-time.js';
@@ -265,7 +265,7 @@ export function createRecordBuilder(config: RecordConfig): BuildRecord {
       user_agent: userAgents.clean(req.headers['user-agent']),
       principal:
         typeof principal?.userId === 'string' ? cleanText(principal.userId, AUDIT_CAPS.principal) : '',
-      principal_source: cleanText(sourceOf(principal), AUDIT_CAPS.principal_source),
+      principal_source: cleanText(principalSource(principal), AUDIT_CAPS.principal_source),
       auth_method: cleanText(principal?.method ?? auth?.method ?? '', AUDIT_CAPS.auth_method),
       auth: auth?.outcome ?? '',
       era: mcp?.era ?? '',

@@ -20,7 +20,7 @@ import { hasCapability } from '../../lib/routing.js';
 import type { ServerCapabilities } from '../../handlers/contract.js';
 import type { ChangeEvent, ChangeFeed } from '../../handlers/changes/index.js';
 import { errorMeta, log } from '../internal/log.js';
-import { principalKey } from '../internal/principal.js';
+import { principalKey } from '../../lib/principal.js';
 import type { Logger } from '../types.js';
 import type { Feeds } from './capabilities.js';
 import { applyOutbound } from './outbound.js';

@@ -17,7 +17,7 @@ import {
 } from '../../lib/limits.js';
 import { type MaybePromise, isThenable } from '../internal/maybe-promise.js';
 import { parseRequest } from '../internal/parse-step.js';
-import { principalKey } from '../internal/principal.js';
+import { principalKey } from '../../lib/principal.js';
 import { sendInternalError, sendRefusal } from '../internal/respond.js';
 import { type Limiter, type Slot, StoreUnavailableError } from './limiter.js';
 import type { LimitsConfig } from './options.js';

@@ -12,7 +12,6 @@ import {
   listRootsRequest,
   missingCapabilities,
   paramsDigest,
-  principalKey,
   readInputResponses,
   samplingRequest,
   signRequestState,
@@ -103,11 +102,6 @@ describe('requestState signing (lib)', () => {
     });
     expect(a).toBe(b);
     expect(paramsDigest({ name: 't', arguments: { x: 2 } })).not.toBe(a);
-  });
-
-  test('principalKey', () => {
-    expect(principalKey(undefined)).toBe('');
-    expect(principalKey({ userId: 'u', method: 'api-key' })).toBe('api-key:u');
   });
 });
 

@@ -1,11 +1,11 @@
 /**
- * principalKey: the per-caller key of the limits and the listen-stream slots is where the principal came from
+ * principalKey: the per-caller key of the limits, the listen-stream slots and the request state's binding is where the principal came from
  * and its id. The same id from two sources is two keys, no id can spell another source's key, and requests
  * without a principal share one key that no principal has.
  */
 import fc from 'fast-check';
-import { ANONYMOUS_KEY, principalKey, sourceOf } from '../../../middleware/internal/principal';
-import type { Principal } from '../../../middleware/types';
+import { ANONYMOUS_KEY, principalKey, principalSource } from '../../lib/principal';
+import type { Principal } from '../../middleware/types';
 
 const p = (userId: string, method: string, source?: string): Principal => ({
   userId,
@@ -67,13 +67,28 @@ describe('principalKey', () => {
   });
 });
 
-describe('sourceOf', () => {
+describe('principalSource', () => {
   test.each([
     ['a source', p('alice', 'oidc', 'https://idp.example'), 'https://idp.example'],
     ['no source: the method', p('alice', 'mtls'), 'mtls'],
     ['an empty source: the method', p('alice', 'mtls', ''), 'mtls'],
     ['no principal', undefined, ''],
   ])('%s', (_what, principal, source) => {
-    expect(sourceOf(principal)).toBe(source);
+    expect(principalSource(principal)).toBe(source);
+  });
+});
+
+describe('principalKey of the same object twice', () => {
+  test('a frozen principal keeps its key', () => {
+    const frozen = Object.freeze(p('alice', 'api-key', 'api-key'));
+    expect(principalKey(frozen)).toBe('["api-key","api-key","alice"]');
+    expect(principalKey(frozen)).toBe('["api-key","api-key","alice"]');
+  });
+
+  test('a principal that is not frozen is keyed by what it holds now', () => {
+    const open = p('alice', 'api-key', 'api-key');
+    expect(principalKey(open)).toBe('["api-key","api-key","alice"]');
+    (open as { userId: string }).userId = 'bob';
+    expect(principalKey(open)).toBe('["api-key","api-key","bob"]');
   });
 });
