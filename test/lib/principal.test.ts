@@ -4,6 +4,7 @@
  * without a principal share one key that no principal has.
  */
 import fc from 'fast-check';
+import { paramsDigest, signRequestState, verifyRequestState } from '../../lib/mrtr';
 import { ANONYMOUS_KEY, principalKey, principalSource } from '../../lib/principal';
 import type { Principal } from '../../middleware/types';
 
@@ -90,5 +91,25 @@ describe('principalKey of the same object twice', () => {
     expect(principalKey(open)).toBe('["api-key","api-key","alice"]');
     (open as { userId: string }).userId = 'bob';
     expect(principalKey(open)).toBe('["api-key","api-key","bob"]');
+  });
+});
+
+describe('a request state is bound to where its principal came from', () => {
+  test('state minted for alice of one issuer does not verify for alice of another', () => {
+    const key = Buffer.from('0123456789abcdef0123456789abcdef', 'utf8');
+    const now = 1_800_000_000_000;
+    const bind = (principal: Principal) => ({
+      principal: principalKey(principal),
+      method: 'tools/call',
+      digest: paramsDigest({ name: 't' }),
+    });
+    const aliceOfA = p('alice', 'oidc', 'https://a.example');
+    const aliceOfB = p('alice', 'oidc', 'https://b.example');
+    const token = signRequestState({ step: 1 }, bind(aliceOfA), key, now + 60_000);
+    expect(verifyRequestState(token, bind(aliceOfA), [key], now).ok).toBe(true);
+    expect(verifyRequestState(token, bind(aliceOfB), [key], now)).toEqual({
+      ok: false,
+      reason: 'wrong_principal',
+    });
   });
 });
