@@ -195,5 +195,14 @@ export type {
   CataloguePrompts,
   CatalogueResources,
 } from './handlers/catalogue/index.js';
-export { CHANGES, ChangeFeed, changesOf, isChangeFeed } from './handlers/changes/index.js';
-export type { ChangeEvent, ChangeListener } from './handlers/changes/index.js';
+export { CHANGES, ChangeFeed, changesOf, isChangeFeed, redisChangeFeed } from './handlers/changes/index.js';
+export type {
+  ChangeEvent,
+  ChangeFeedDropReason,
+  ChangeListener,
+  RedisChangeFeed,
+  RedisChangeFeedOptions,
+  RedisChangeFeedStats,
+  RedisPubSubClient,
+  RedisSubscriberLike,
+} from './handlers/changes/index.js';

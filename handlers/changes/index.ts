@@ -7,74 +7,18 @@
  * `changes` option: your code calls `feed.listChanged()` / `feed.updated(uri)` when its data changes. The handler
  * objects expose their feed under the {@link CHANGES} symbol, which no JSON-RPC method name can reach.
  *
+ * `redisChangeFeed()` is a feed whose announcements reach the listen streams of every replica sharing a Redis.
+ *
  * @see docs/handlers/changes.md
  */
-
-/** What changed. */
-export type ChangeEvent = { type: 'listChanged' } | { type: 'updated'; uri: string };
-export type ChangeListener = (event: ChangeEvent) => void;
-
-/** Where a handler object keeps its change feed (a symbol: never routable). */
-export const CHANGES = Symbol.for('mcpware.changes');
-
-/** A synchronous, in-process event feed. Listener errors are swallowed: one bad listener cannot stop the rest. */
-export class ChangeFeed {
-  readonly #listeners = new Set<ChangeListener>();
-
-  /** Announce that the list changed (tools, prompts or resources, whichever this feed belongs to). */
-  listChanged(): void {
-    this.#emit({ type: 'listChanged' });
-  }
-
-  /** Announce that the resource at `uri` was updated (resources feeds only). */
-  updated(uri: string): void {
-    if (typeof uri !== 'string' || uri === '')
-      throw new TypeError('ChangeFeed.updated(): uri must be a non-empty string');
-    this.#emit({ type: 'updated', uri });
-  }
-
-  /** Listen; returns the function that stops listening. */
-  subscribe(listener: ChangeListener): () => void {
-    if (typeof listener !== 'function')
-      throw new TypeError('ChangeFeed.subscribe(): listener must be a function');
-    // A wrapper per subscription, so subscribing the same function twice gives two independent subscriptions.
-    const entry: ChangeListener = (e) => listener(e);
-    this.#listeners.add(entry);
-    return () => {
-      this.#listeners.delete(entry);
-    };
-  }
-
-  /** Number of listeners (open listen streams per feed, for tests and health checks). */
-  get listeners(): number {
-    return this.#listeners.size;
-  }
-
-  #emit(event: ChangeEvent): void {
-    for (const l of [...this.#listeners]) {
-      try {
-        l(event);
-      } catch {
-        // Listeners are the dispatcher's stream writers; a failing one must not break the registry's caller.
-      }
-    }
-  }
-}
-
-/** True for something shaped like a ChangeFeed (works across two copies of the package, CJS and ESM). */
-export function isChangeFeed(v: unknown): v is ChangeFeed {
-  return (
-    v instanceof ChangeFeed ||
-    (v !== null &&
-      typeof v === 'object' &&
-      typeof (v as ChangeFeed).subscribe === 'function' &&
-      typeof (v as ChangeFeed).listChanged === 'function')
-  );
-}
-
-/** The change feed a handler object exposes under {@link CHANGES}, if any. */
-export function changesOf(handler: unknown): ChangeFeed | undefined {
-  if (handler === null || typeof handler !== 'object') return undefined;
-  const f = (handler as { [CHANGES]?: unknown })[CHANGES];
-  return isChangeFeed(f) ? f : undefined;
-}
+export { CHANGES, ChangeFeed, changesOf, isChangeFeed } from './feed.js';
+export type { ChangeEvent, ChangeListener } from './feed.js';
+export { redisChangeFeed } from './redis.js';
+export type {
+  RedisChangeFeed,
+  RedisChangeFeedOptions,
+  RedisChangeFeedStats,
+  RedisPubSubClient,
+  RedisSubscriberLike,
+} from './redis.js';
+export type { WireDropReason as ChangeFeedDropReason } from './wire.js';

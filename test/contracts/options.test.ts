@@ -3,7 +3,7 @@
  * option and the closest known name: a misspelt option can never switch a check off. Each row gives the factory
  * its required options plus one misspelt name.
  */
-import { ChangeFeed } from '../../handlers/changes/index';
+import { ChangeFeed, redisChangeFeed } from '../../handlers/changes/index';
 import { loadCatalogue } from '../../handlers/catalogue/index';
 import { completion } from '../../handlers/completion/index';
 import { prompts } from '../../handlers/prompts/index';
@@ -79,6 +79,7 @@ const rows: [string, string, string, () => unknown][] = [
   ['resources', 'source', 'sources', () => resources({ source: [] } as never)],
   ['prompts', 'prompt', 'prompts', () => prompts({ prompt: [] } as never)],
   ['completion', 'prompt', 'prompts', () => completion({ prompt: {} } as never)],
+  ['redisChangeFeed', 'chanel', 'channel', () => redisChangeFeed({ chanel: 'x' } as never)],
 ];
 
 describe('every factory refuses a misspelt option', () => {

@@ -1,0 +1,72 @@
+/**
+ * The change feed's messages on a Redis channel: one JSON object per announcement, with a version, the id of the
+ * feed that announced it, and the event. Decoding checks every part: the channel is shared with whatever else can
+ * publish to it, so a message that is not exactly this shape is dropped with a stable reason, never delivered.
+ *
+ *   {"v":1,"from":"3f9c0a1b2c3d4e5f","type":"listChanged"}
+ *   {"v":1,"from":"3f9c0a1b2c3d4e5f","type":"updated","uri":"notes://today"}
+ */
+import type { ChangeEvent } from './feed.js';
+
+/** The version this code writes and the only one it reads. */
+export const WIRE_VERSION = 1;
+/** Longest message read or written, in bytes (UTF-8). */
+export const MAX_WIRE_BYTES = 16 * 1024;
+/** Longest URI an `updated` message carries, in characters. */
+export const MAX_WIRE_URI_LENGTH = 8192;
+/** A feed's id: what `from` must look like. */
+const ORIGIN = /^[0-9a-f]{16,64}$/;
+
+/** Why a message read from the channel was dropped. */
+export type WireDropReason = 'too_large' | 'not_json' | 'unknown_version' | 'bad_shape';
+
+export type WireDecoded =
+  { ok: true; from: string; event: ChangeEvent } | { ok: false; reason: WireDropReason };
+
+export type WireEncoded = { ok: true; message: string } | { ok: false; reason: 'too_large' };
+
+/** The message announcing `event` from the feed `from`, unless it would be larger than {@link MAX_WIRE_BYTES}. */
+export function encodeWire(from: string, event: ChangeEvent): WireEncoded {
+  if (event.type === 'updated' && event.uri.length > MAX_WIRE_URI_LENGTH)
+    return { ok: false, reason: 'too_large' };
+  const body =
+    event.type === 'updated'
+      ? { v: WIRE_VERSION, from, type: event.type, uri: event.uri }
+      : { v: WIRE_VERSION, from, type: event.type };
+  const message = JSON.stringify(body);
+  if (Buffer.byteLength(message, 'utf8') > MAX_WIRE_BYTES) return { ok: false, reason: 'too_large' };
+  return { ok: true, message };
+}
+
+const own = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
+
+/** The announcement a message carries, or why it is dropped. Never throws. */
+export function decodeWire(message: unknown): WireDecoded {
+  if (typeof message !== 'string') return { ok: false, reason: 'bad_shape' };
+  // A UTF-16 length above the byte cap is over it whatever the encoding; below it, count the bytes.
+  if (message.length > MAX_WIRE_BYTES || Buffer.byteLength(message, 'utf8') > MAX_WIRE_BYTES)
+    return { ok: false, reason: 'too_large' };
+  let value: unknown;
+  try {
+    value = JSON.parse(message);
+  } catch {
+    return { ok: false, reason: 'not_json' };
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    return { ok: false, reason: 'bad_shape' };
+  const o = value as Record<string, unknown>;
+  if (!own(o, 'v') || typeof o.v !== 'number') return { ok: false, reason: 'bad_shape' };
+  if (o.v !== WIRE_VERSION) return { ok: false, reason: 'unknown_version' };
+  const from = own(o, 'from') ? o.from : undefined;
+  if (typeof from !== 'string' || !ORIGIN.test(from)) return { ok: false, reason: 'bad_shape' };
+  const keys = Object.keys(o).length;
+  if (own(o, 'type') && o.type === 'listChanged' && keys === 3) {
+    return { ok: true, from, event: { type: 'listChanged' } };
+  }
+  if (own(o, 'type') && o.type === 'updated' && keys === 4 && own(o, 'uri')) {
+    const uri = o.uri;
+    if (typeof uri === 'string' && uri !== '' && uri.length <= MAX_WIRE_URI_LENGTH)
+      return { ok: true, from, event: { type: 'updated', uri } };
+  }
+  return { ok: false, reason: 'bad_shape' };
+}
