@@ -43,6 +43,7 @@ import {
   type CallContext,
   type Middleware,
 } from '../index.js';
+import { demoNotes } from './demo-notes.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -275,8 +276,16 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
   // Tools, resources and prompts.
   const pageSize = int(env, 'MCP_PAGE_SIZE', 0);
   const tools = demoTools(pageSize);
+  // notes://today and the note tool: in the limits' Redis when REDIS_URL is set, shared by every instance.
+  const notes = demoNotes(redis, logger);
+  closers.push(() => notes.close());
+  tools.register(notes.tool);
   const catalogue = await loadCatalogue(path.join(__dirname, 'catalogue'), { scheme: 'docs' });
-  const res = resources({ sources: [catalogue.resources], ...(pageSize > 0 ? { pageSize } : {}) });
+  const res = resources({
+    sources: [catalogue.resources, notes.source],
+    changes: notes.feed,
+    ...(pageSize > 0 ? { pageSize } : {}),
+  });
   const pr = prompts({ sources: [catalogue.prompts], ...(pageSize > 0 ? { pageSize } : {}) });
 
   const origins = env.MCP_ALLOWED_ORIGINS === '*' ? '*' : list(env.MCP_ALLOWED_ORIGINS);
@@ -320,7 +329,7 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
       },
       serverInfo: { name: 'mcpware-demo', version: '0.1.0' },
       instructions:
-        'A demo of mcpware: tools hello, customer, slow, region_status; docs:// resources; prompts.',
+        'A demo of mcpware: tools hello, customer, slow, region_status, note; docs:// resources and notes://today; prompts.',
       logger,
     }),
   );

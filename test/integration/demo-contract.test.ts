@@ -12,11 +12,29 @@ import request from 'supertest';
 import { McpTestClient, TestIssuer } from '../../testing/index';
 import { startRedis, type RedisServer } from '../support/redis';
 import { startDemo, type RunningDemo } from '../support/demo';
+import { type Stream, envelope, modernHeaders, openStream } from '../support/streaming';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 const KEYS = `demo:sha256:${sha('demo-token')}:users,root:${sha('root-token')}:admin|users`;
 const AUTH = { Authorization: 'Bearer demo-token' };
 const ADMIN = { Authorization: 'Bearer root-token' };
+
+/** A subscriptions/listen stream on `url` subscribed to notes://today, past its acknowledgement. */
+async function listenToNotes(url: string): Promise<Stream> {
+  const message = {
+    jsonrpc: '2.0',
+    id: 'notes',
+    method: 'subscriptions/listen',
+    params: { notifications: { resourceSubscriptions: ['notes://today'] }, _meta: envelope() },
+  };
+  const st = await openStream(url, message, { ...modernHeaders('subscriptions/listen'), ...AUTH });
+  expect(st.status).toBe(200);
+  expect(await st.next()).toMatchObject({
+    method: 'notifications/subscriptions/acknowledged',
+    params: { notifications: { resourceSubscriptions: ['notes://today'] } },
+  });
+  return st;
+}
 
 describe('npm start', () => {
   test('prints the URL when ready and answers /healthz', async () => {
@@ -163,6 +181,32 @@ describe('the demo in both eras', () => {
       expect(r.body.error.code).toBe(401);
       expect(r.headers['www-authenticate']).toMatch(/^Bearer/);
     });
+  });
+
+  test('notes://today and note: a note is appended and announced to the listen streams subscribed to it', async () => {
+    const c = new McpTestClient(d.url, { headers: AUTH });
+    const listed = (await c.listResources()).body.result.resources;
+    expect(listed).toContainEqual(expect.objectContaining({ uri: 'notes://today', mimeType: 'text/plain' }));
+    const st = await listenToNotes(d.url);
+    try {
+      const r = await c.callTool('note', { text: 'first\nline' });
+      expect(r.body.result.structuredContent).toEqual({ noted: 'first line' });
+      expect(await st.next()).toEqual({
+        jsonrpc: '2.0',
+        method: 'notifications/resources/updated',
+        params: { uri: 'notes://today', _meta: { 'io.modelcontextprotocol/subscriptionId': 'notes' } },
+      });
+      await c.callTool('note', { text: 'second' });
+      expect((await st.next()).params).toMatchObject({ uri: 'notes://today' });
+      const read = await c.readResource('notes://today');
+      expect(read.body.result.contents).toEqual([
+        { uri: 'notes://today', mimeType: 'text/plain', text: 'first line\nsecond\n' },
+      ]);
+      expect((await c.callTool('note', { text: '' })).body.result.isError).toBe(true);
+      expect(st.text().split('notifications/resources/updated')).toHaveLength(3);
+    } finally {
+      st.close();
+    }
   });
 
   test('spec §8.A 27 and 29: a notification → 202 with an empty body; Mcp-Session-Id and Last-Event-ID ignored', async () => {
@@ -333,6 +377,26 @@ describe('demo environment', () => {
         expect(statuses.filter((s) => s === 200)).toHaveLength(4);
         expect(statuses.filter((s) => s === 429)).toHaveLength(2);
       } finally {
+        await a.stop();
+        await b.stop();
+      }
+    });
+
+    test('two demo instances share the notes: a note on A is read on B and announced to its listen streams', async () => {
+      const a = await startDemo({ REDIS_URL: redis.url });
+      const b = await startDemo({ REDIS_URL: redis.url });
+      let st: Stream | undefined;
+      try {
+        st = await listenToNotes(b.url);
+        // Both instances' subscriber connections are up before the note is written.
+        await new Promise((r) => setTimeout(r, 300));
+        const r = await new McpTestClient(a.url, { headers: AUTH }).callTool('note', { text: 'shared' });
+        expect(r.body.result.structuredContent).toEqual({ noted: 'shared' });
+        expect((await st.next()).params).toMatchObject({ uri: 'notes://today' });
+        const read = await new McpTestClient(b.url, { headers: AUTH }).readResource('notes://today');
+        expect(read.body.result.contents[0].text).toBe('shared\n');
+      } finally {
+        st?.close();
         await a.stop();
         await b.stop();
       }

@@ -1,0 +1,103 @@
+/**
+ * The demo's notes: a text resource `notes://today` and a tool `note {text}` that appends a line to it and
+ * announces `notifications/resources/updated` for that URI. Without Redis the notes live in this process; with
+ * Redis they live in a list there, so every instance reads the same text, and the announcement goes through a
+ * Redis change feed, so it reaches the listen streams of every instance.
+ */
+import type { Redis } from 'ioredis';
+import {
+  ChangeFeed,
+  redisChangeFeed,
+  ok,
+  toolError,
+  type Logger,
+  type ResourceSource,
+  type Tool,
+} from '../index.js';
+
+export const NOTES_URI = 'notes://today';
+/** Most lines kept: the oldest go first. */
+const MAX_NOTES = 1000;
+/** Longest note, in characters (the tool's input schema). */
+const MAX_NOTE_LENGTH = 1000;
+const NOTES_KEY = 'mcpware:demo:notes:today';
+/** The channel of the demo's resources feed. */
+const NOTES_CHANNEL = 'mcpware:demo:resources';
+
+interface NotesStore {
+  lines(): Promise<string[]>;
+  append(line: string): Promise<void>;
+}
+
+function memoryNotes(): NotesStore {
+  const lines: string[] = [];
+  return {
+    lines: async () => [...lines],
+    async append(line) {
+      lines.push(line);
+      if (lines.length > MAX_NOTES) lines.splice(0, lines.length - MAX_NOTES);
+    },
+  };
+}
+
+function redisNotes(redis: Redis): NotesStore {
+  return {
+    lines: () => redis.lrange(NOTES_KEY, 0, -1),
+    async append(line) {
+      await redis.multi().rpush(NOTES_KEY, line).ltrim(NOTES_KEY, -MAX_NOTES, -1).exec();
+    },
+  };
+}
+
+export interface DemoNotes {
+  /** The resources feed: `resources({ changes })`. */
+  feed: ChangeFeed;
+  source: ResourceSource;
+  tool: Tool;
+  close(): Promise<void>;
+}
+
+/** The notes, in `redis` when given (the client the limits use), in memory otherwise. */
+export function demoNotes(redis: Redis | undefined, logger: Logger): DemoNotes {
+  const store = redis ? redisNotes(redis) : memoryNotes();
+  const feed = redis ? redisChangeFeed({ redis, channel: NOTES_CHANNEL, logger }) : new ChangeFeed();
+  const entry = { uri: NOTES_URI, name: 'today', title: "Today's notes", mimeType: 'text/plain' };
+  const source: ResourceSource = {
+    list: () => [entry],
+    entry: (uri) => (uri === NOTES_URI ? entry : undefined),
+    read: async (uri) => {
+      if (uri !== NOTES_URI) return undefined;
+      const lines = await store.lines();
+      return { text: lines.map((l) => `${l}\n`).join(''), mimeType: 'text/plain' };
+    },
+  };
+  const tool: Tool = {
+    name: 'note',
+    description: `Appends a line to ${NOTES_URI} and tells the listen streams subscribed to it.`,
+    inputSchema: {
+      type: 'object',
+      properties: { text: { type: 'string', minLength: 1, maxLength: MAX_NOTE_LENGTH } },
+      required: ['text'],
+      additionalProperties: false,
+    },
+    call: async ({ text }) => {
+      // One note is one line.
+      const line = String(text).replace(/[\r\n]+/g, ' ');
+      try {
+        await store.append(line);
+      } catch {
+        return toolError('The notes are unavailable right now; try again shortly.');
+      }
+      feed.updated(NOTES_URI);
+      return ok({ noted: line });
+    },
+  };
+  return {
+    feed,
+    source,
+    tool,
+    close: async () => {
+      if ('close' in feed && typeof feed.close === 'function') await feed.close();
+    },
+  };
+}
