@@ -99,11 +99,13 @@ export type HandlerMethod = (params: JsonObject, ctx: CallContext) => unknown;
  * A handler object: one namespace's methods (keys are the folded member names: `list`, `templatesList`, …).
  *
  * Which members the dispatcher may call, so that no JSON-RPC method name can reach anything else:
- * - when the object has a {@link HANDLER_METHODS} property, exactly the members it lists (class instances,
- *   whose methods live on the prototype, use this: a ToolRegistry lists `list` and `call`);
- * - otherwise the object's **own** function-valued properties (object literals). Inherited members
- *   (`constructor`, `toString`, `hasOwnProperty`, …) are never callable.
- * Symbol-keyed members are never reachable from a method name: keep internals under symbols.
+ * - when the object has a {@link HANDLER_METHODS} property, exactly the members it lists (a ToolRegistry lists
+ *   `list` and `call`);
+ * - otherwise the methods it defines: its own function-valued properties (object literals) and its classes'
+ *   methods (the prototype chain up to the first built-in prototype, the nearest definition of a name winning).
+ *   `constructor` and the members of `Object.prototype`, `Function.prototype`, built-in classes and
+ *   `EventEmitter` (`toString`, `hasOwnProperty`, `call`, `emit`, …) are never callable.
+ * Symbol-keyed and `#private` members are never reachable from a method name: keep internals there.
  */
 // `object`, not an index-signature type: class instances (a ToolRegistry) have no implicit index signature.
 export type HandlerObject = object;

@@ -1,10 +1,12 @@
 /**
  * The route table: (namespace, member) → the handler method that answers it, built once from the `handlers`
  * option. Only callable members are reachable (see `HandlerObject` in handlers/contract.ts): the ones a handler
- * object lists under `HANDLER_METHODS`, or else its own function-valued properties.
+ * object lists under `HANDLER_METHODS`, or else the methods the object and its classes define (its own
+ * function-valued properties and those of its prototypes, up to the first built-in prototype).
  *
  * @see docs/middleware/dispatch.md
  */
+import { EventEmitter } from 'node:events';
 import { HANDLER_METHODS, type HandlerMethod } from '../../handlers/contract.js';
 import { badOption } from '../internal/options.js';
 import { TOOL_VIEWS_APPLIED } from '../tool-filter/views.js';
@@ -52,7 +54,7 @@ export function buildTable(handlers: unknown): RouteTable {
     if (!isObj(h)) throw badOption('dispatch', `handlers.${ns}`, h, 'a handler object or a function');
     if (ns.includes('/'))
       throw badOption('dispatch', `handlers.${ns}`, h, 'registered under a namespace without "/"');
-    for (const m of membersOf(ns, h)) add(ns, m, { fn: h[m] as HandlerMethod, self: h });
+    for (const [m, fn] of membersOf(ns, h)) add(ns, m, { fn, self: h });
     if (ns === 'tools' && (h as Record<symbol, unknown>)[TOOL_VIEWS_APPLIED] === true) viewsAware = true;
   }
   return {
@@ -62,9 +64,9 @@ export function buildTable(handlers: unknown): RouteTable {
   };
 }
 
-/** The callable members of one handler object. */
-function membersOf(ns: string, obj: Record<string | symbol, unknown>): readonly string[] {
-  if (!(HANDLER_METHODS in obj)) return Object.keys(obj).filter((k) => typeof obj[k] === 'function');
+/** The callable members of one handler object, each with the function a call of that name runs. */
+function membersOf(ns: string, obj: Record<string | symbol, unknown>): [string, HandlerMethod][] {
+  if (!(HANDLER_METHODS in obj)) return definedMethods(obj);
   const listed = obj[HANDLER_METHODS];
   if (!Array.isArray(listed) || listed.some((m) => typeof m !== 'string')) {
     throw badOption('dispatch', `handlers.${ns}[HANDLER_METHODS]`, listed, 'an array of member names');
@@ -78,5 +80,49 @@ function membersOf(ns: string, obj: Record<string | symbol, unknown>): readonly 
         'a function (it is listed in HANDLER_METHODS)',
       );
   }
-  return listed as string[];
+  return (listed as string[]).map((m) => [m, obj[m] as HandlerMethod]);
+}
+
+/**
+ * Prototypes whose members are never a handler's: `Object.prototype`, `Function.prototype` (its `call` and
+ * `apply` would otherwise answer `tools/call`), and the EventEmitter a handler class may extend.
+ */
+const FOREIGN: ReadonlySet<object> = new Set<object>([
+  Object.prototype,
+  Function.prototype,
+  EventEmitter.prototype,
+]);
+
+const NATIVE = /\{\s*\[native code\]\s*\}\s*$/;
+
+/** A built-in prototype: one listed in FOREIGN, or one whose own constructor is native (Map, Array, Error, …). */
+function isForeign(proto: object): boolean {
+  if (FOREIGN.has(proto)) return true;
+  const ctor = Object.getOwnPropertyDescriptor(proto, 'constructor')?.value;
+  return typeof ctor === 'function' && NATIVE.test(Function.prototype.toString.call(ctor));
+}
+
+/**
+ * The methods an object defines: its own function-valued properties (an own getter is read, as an object
+ * literal's members are), then its prototypes' function-valued data properties (class methods, enumerable or
+ * not), the nearest definition of a name winning, up to the first built-in prototype. `constructor` is never a
+ * method.
+ */
+function definedMethods(obj: object): [string, HandlerMethod][] {
+  const seen = new Set<string>(['constructor']);
+  const out: [string, HandlerMethod][] = [];
+  for (
+    let p: object | null = obj;
+    p !== null && !isForeign(p);
+    p = Object.getPrototypeOf(p) as object | null
+  ) {
+    for (const name of Object.getOwnPropertyNames(p)) {
+      if (seen.has(name)) continue;
+      seen.add(name);
+      const d = Object.getOwnPropertyDescriptor(p, name)!;
+      const v = 'value' in d ? d.value : p === obj ? (obj as Record<string, unknown>)[name] : undefined;
+      if (typeof v === 'function') out.push([name, v as HandlerMethod]);
+    }
+  }
+  return out;
 }
