@@ -104,22 +104,36 @@ export function sendRpcError(reply: Reply, e: RpcError, logger: Logger): void | 
   return reply.send(status, text, { code });
 }
 
+/** The methods whose failure is logged with what the request named: the metadata key and the param it is. */
+const SUBJECTS: ReadonlyMap<string, readonly [string, string]> = new Map([
+  ['tools/call', ['tool', 'name']],
+  ['prompts/get', ['prompt', 'name']],
+  ['resources/read', ['uri', 'uri']],
+  ['resources/subscribe', ['uri', 'uri']],
+  ['resources/unsubscribe', ['uri', 'uri']],
+] as const);
+
+/** The log metadata naming a failed handler: the method, and the tool, prompt or URI the request named. */
+function failureMeta(reply: Reply): { where: string; meta: Record<string, string> } {
+  const method = clip(reply.mcp.method ?? '');
+  const meta: Record<string, string> = { method };
+  const subject = SUBJECTS.get(reply.mcp.method ?? '');
+  const named = subject === undefined ? undefined : reply.mcp.params?.[subject[1]];
+  if (subject === undefined || typeof named !== 'string') return { where: method, meta };
+  meta[subject[0]] = clip(named);
+  return { where: `${method} (${subject[0]} ${JSON.stringify(meta[subject[0]])})`, meta };
+}
+
 /** Answer what a handler threw, logging what the client is not shown. */
 export function sendThrown(reply: Reply, thrown: unknown, logger: Logger): void | Promise<void> {
   const e = toRpcError(thrown, reply.era);
-  const method = clip(reply.mcp.method ?? '');
-  if (e.hidden === 'forbidden_code') {
-    const code = (thrown as McpError).code;
-    log(
-      logger,
-      'error',
-      `dispatch: handler for ${method} threw code ${code}, which this revision forbids; sent -32603`,
-      {
-        error: errorMeta(thrown),
-      },
-    );
-  } else if (e.hidden === 'unexpected') {
-    log(logger, 'error', `dispatch: handler for ${method} failed`, { method, error: errorMeta(thrown) });
+  if (e.hidden !== undefined) {
+    const { where, meta } = failureMeta(reply);
+    const message =
+      e.hidden === 'forbidden_code'
+        ? `dispatch: handler for ${where} threw code ${(thrown as McpError).code}, which this revision forbids; sent -32603`
+        : `dispatch: handler for ${where} failed`;
+    log(logger, 'error', message, { ...meta, error: errorMeta(thrown) });
   }
   return sendRpcError(reply, e, logger);
 }
