@@ -1,5 +1,5 @@
 /**
- * `McpTestClient`: a small MCP client over supertest that builds correct requests of either era, with options
+ * `McpTestClient`: a small MCP client over supertest (loaded on the first request) that builds correct requests of either era, with options
  * to break exactly one thing on purpose.
  *
  * - Modern (2026-07-28): every request carries the `_meta` envelope (protocolVersion, clientCapabilities,
@@ -21,7 +21,7 @@ import http, {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import request from 'supertest';
+import type request from 'supertest';
 import type { RequestId } from '../lib/errors.js';
 import type { JsonObject } from '../lib/jsonrpc.js';
 import { META } from '../lib/meta.js';
@@ -31,6 +31,36 @@ import { type ParamHeader, paramHeaderValues, paramHeaders } from '../lib/xmcphe
 import { boolOption, knownKeys, oneOf, optionsObject, stringOption } from '../middleware/internal/options.js';
 
 export type Era = 'modern' | 'legacy';
+
+type Supertest = typeof request;
+let supertest: Supertest | undefined;
+
+const MISSING =
+  'McpTestClient sends its requests with supertest, which is not installed: npm install --save-dev supertest';
+
+/**
+ * supertest, loaded when the first request is sent: it is an optional peer, so that `mcpware/testing` (and
+ * `TestIssuer`) load without it. The CommonJS build requires it (a dynamic import() would fail under test
+ * runners that run CommonJS in a VM, as Jest does); the ES module build imports it.
+ */
+async function loadSupertest(): Promise<Supertest> {
+  if (supertest) return supertest;
+  try {
+    if (typeof require === 'function') {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- the CommonJS build: see above
+      supertest = require('supertest') as Supertest;
+    } else {
+      const m = (await import('supertest')) as { default?: Supertest };
+      supertest = m.default ?? (m as unknown as Supertest);
+    }
+  } catch (err) {
+    const code = (err as { code?: unknown } | null)?.code;
+    if (code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND')
+      throw new Error(MISSING, { cause: err });
+    throw err;
+  }
+  return supertest;
+}
 
 /**
  * supertest's response. For a `text/event-stream` answer, `body` is the final JSON-RPC response of the stream
@@ -277,6 +307,7 @@ export class McpTestClient {
     const h: Record<string, string> = { ...headers };
     if (!Object.keys(h).some((k) => k.toLowerCase() === 'content-type'))
       h['Content-Type'] = 'application/json';
+    const request = await loadSupertest();
     const res: McpResponse = await request(base).post(this.path).set(h).send(body);
     if (String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
       const messages = parseSse(res.text);

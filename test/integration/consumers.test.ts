@@ -135,3 +135,34 @@ void folded; void code;
     dir,
   );
 });
+
+// supertest is an optional peer: the consumer installed the tarball without it.
+test('mcpware/testing loads without supertest: TestIssuer works, McpTestClient says what to install', () => {
+  const script = (load: string) => `${load}
+(async () => {
+  let resolvable = true;
+  try { require.resolve('supertest'); } catch { resolvable = false; }
+  const idp = await TestIssuer.start();
+  const token = await idp.sign({ sub: 'alice' });
+  await idp.stop();
+  let message = '';
+  try { await new McpTestClient('http://127.0.0.1:9').ping(); } catch (e) { message = e.message; }
+  console.log(JSON.stringify({ resolvable, token: token.split('.').length, message }));
+})();
+`;
+  writeFileSync(
+    path.join(dir, 'testing.cjs'),
+    script(`const { TestIssuer, McpTestClient } = require('mcpware/testing');`),
+  );
+  writeFileSync(
+    path.join(dir, 'testing.mjs'),
+    script(`import { createRequire } from 'node:module';
+import { TestIssuer, McpTestClient } from 'mcpware/testing';
+const require = createRequire(import.meta.url);`),
+  );
+  for (const file of ['testing.cjs', 'testing.mjs']) {
+    const r = JSON.parse(run('node', [file], dir).trim().split('\n').pop()!);
+    expect(r).toEqual({ resolvable: false, token: 3, message: expect.stringMatching(/supertest/) });
+    expect(r.message).toMatch(/npm install --save-dev supertest/);
+  }
+});
