@@ -3,7 +3,7 @@
  * ESM, CommonJS and TypeScript and serve one MCP request through the installed copy.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -19,12 +19,8 @@ const run = (cmd: string, args: string[], cwd: string) =>
 let dir: string;
 
 beforeAll(() => {
-  if (
-    !existsSync(path.join(root, 'dist/cjs/index.js')) ||
-    !existsSync(path.join(root, 'dist/esm/index.js'))
-  ) {
-    run('npm', ['run', 'build'], root);
-  }
+  // Always built from this checkout: a dist/ left by an earlier build would test code the tree no longer has.
+  run('npm', ['run', 'build'], root);
   dir = mkdtempSync(path.join(tmpdir(), 'mcpware-consumer-'));
   run('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], root);
   const tgz = readdirSync(dir).find((f) => f.endsWith('.tgz'));
