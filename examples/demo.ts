@@ -41,9 +41,11 @@ import {
   ToolRegistry,
   type Authenticator,
   type CallContext,
+  type JsonObject,
   type Middleware,
 } from '../index.js';
 import { demoNotes } from './demo-notes.js';
+import { elicitationRequest } from '../lib/index.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -73,6 +75,49 @@ function list(v: string | undefined): string[] {
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s.length > 0);
+}
+
+/** Shortest `requestState` key accepted, in bytes (dispatch() refuses shorter ones too). */
+const MIN_STATE_KEY_BYTES = 32;
+
+/**
+ * MCP_REQUEST_STATE_KEYS: comma-separated hex keys of at least 32 bytes each; the first signs every
+ * `requestState`, all of them verify (rotation). Unset: `undefined`, and dispatch() makes a random key of its own.
+ * An unusable list throws a TypeError that describes the entry without echoing it.
+ */
+export function requestStateKeysFromEnv(env: Env): Buffer[] | undefined {
+  const v = env.MCP_REQUEST_STATE_KEYS;
+  if (v === undefined || v === '') return undefined;
+  const entries = list(v);
+  if (entries.length === 0) throw new TypeError('MCP_REQUEST_STATE_KEYS: no key in the list');
+  return entries.map((entry, i) => {
+    if (!/^(?:[0-9a-fA-F]{2})+$/.test(entry)) {
+      throw new TypeError(
+        `MCP_REQUEST_STATE_KEYS: key ${i + 1} is not hex (an even number of 0-9a-f digits, as openssl rand -hex 32 prints)`,
+      );
+    }
+    const key = Buffer.from(entry, 'hex');
+    if (key.length < MIN_STATE_KEY_BYTES) {
+      throw new TypeError(
+        `MCP_REQUEST_STATE_KEYS: key ${i + 1} is ${key.length} bytes; each key needs at least ${MIN_STATE_KEY_BYTES} (${2 * MIN_STATE_KEY_BYTES} hex digits)`,
+      );
+    }
+    return key;
+  });
+}
+
+const NAME_QUESTION: JsonObject = {
+  type: 'object',
+  properties: { name: { type: 'string', maxLength: 100 } },
+  required: ['name'],
+};
+
+/** The name in an accepted elicitation answer, else undefined. */
+function answeredName(answer: JsonObject | undefined): string | undefined {
+  const content = answer?.action === 'accept' ? answer.content : undefined;
+  if (content === null || typeof content !== 'object' || Array.isArray(content)) return undefined;
+  const name = (content as JsonObject).name;
+  return typeof name === 'string' && name !== '' ? name.slice(0, 100) : undefined;
 }
 
 /** The demo's tools: see the README for what each shows. */
@@ -174,6 +219,29 @@ export function demoTools(pageSize = 0): ToolRegistry {
         throw new Error('database password is hunter2 (this must never reach a client)');
       },
     },
+    {
+      name: 'introduce',
+      description:
+        'Asks for your name (an input-required round with an elicitation), then greets you. The round carries a ' +
+        'signed requestState: any replica sharing MCP_REQUEST_STATE_KEYS accepts the answer.',
+      inputSchema: {
+        type: 'object',
+        properties: { greeting: { type: 'string', maxLength: 40 } },
+        additionalProperties: false,
+      },
+      call: ({ greeting }, ctx: CallContext) => {
+        const name = answeredName(ctx.inputResponses?.name);
+        // The signed state shows this server asked the question; an answer without it is asked again.
+        const asked = ctx.requestState as { asked?: unknown } | undefined;
+        if (name === undefined || asked?.asked !== 'name') {
+          return ctx.inputRequired!({
+            inputRequests: { name: elicitationRequest('What is your name?', NAME_QUESTION) },
+            state: { asked: 'name' },
+          });
+        }
+        return ok({ greeting: `${typeof greeting === 'string' ? greeting : 'Hello'}, ${name}!` });
+      },
+    },
   );
   return registry;
 }
@@ -183,6 +251,7 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
   const port = int(env, 'PORT', 8075);
   const baseUrl = (env.MCP_BASE_URL || `http://${host}:${port}`).replace(/\/+$/, '');
   const resourceUrl = `${baseUrl}/mcp`;
+  const requestStateKey = requestStateKeysFromEnv(env);
   const closers: Array<() => Promise<void> | void> = [];
 
   // Logging: audit records as JSON lines to a file or stdout; operational logs to stderr.
@@ -329,7 +398,8 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
       },
       serverInfo: { name: 'mcpware-demo', version: '0.1.0' },
       instructions:
-        'A demo of mcpware: tools hello, customer, slow, region_status, note; docs:// resources and notes://today; prompts.',
+        'A demo of mcpware: tools hello, customer, slow, region_status, introduce, note; docs:// resources and notes://today; prompts.',
+      ...(requestStateKey ? { requestStateKey } : {}),
       logger,
     }),
   );

@@ -38,7 +38,7 @@ interface Common {
 async function exercise(client: Common) {
   const tools = await client.listTools();
   const names = tools.tools.map((t) => t.name);
-  expect(names).toEqual(['hello', 'customer', 'slow', 'region_status', 'crash', 'note']); // admin_report hidden
+  expect(names).toEqual(['hello', 'customer', 'slow', 'region_status', 'crash', 'introduce', 'note']); // admin_report hidden
   const hello = (await client.callTool({ name: 'hello', arguments: { who: 'Ada' } })) as {
     structuredContent: unknown;
     content: Array<{ type: string; text: string }>;
