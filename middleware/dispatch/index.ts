@@ -13,6 +13,7 @@ import type { ServerCapabilities } from '../../handlers/contract.js';
 import type { McpRequest } from '../../lib/request.js';
 import { onParsed } from '../internal/parse-step.js';
 import { createBuiltins } from './builtins.js';
+import { type CloseOptions, closeDeadline, createDrain } from './drain.js';
 import { createInputBroker } from './legacy-input.js';
 import { createListenRouter } from './listen.js';
 import { createStateCodec } from './mrtr.js';
@@ -38,12 +39,14 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     serverInfo: config.serverInfo,
   });
   const inputs = createInputBroker({ timeoutMs: config.inputTimeoutMs, maxRounds: config.maxInputRounds });
+  const drain = createDrain(config.logger);
   const dispatcher: Dispatcher = {
     config,
     states: createStateCodec({ keys: config.stateKeys, ttlMs: config.stateTtlMs }),
     builtins: createBuiltins(config),
     listen,
     inputs,
+    drain,
   };
 
   const go = (mcp: McpRequest, req: IncomingMessage, res: ServerResponse): void | Promise<void> =>
@@ -58,15 +61,25 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     // see docs/performance.md#parse-once
     onParsed(req, res, DISPATCH, config.logger, go, config.body);
   };
+  let closing: Promise<void> | undefined;
+  const close = async (deadlineMs: number): Promise<void> => {
+    await Promise.all([listen.closeAll(), drain.drain(deadlineMs)]);
+    // What the calls left behind: nothing is waiting on these answers any more.
+    inputs.failAll();
+  };
   return Object.assign(middleware, {
-    async close(): Promise<void> {
-      await Promise.all([listen.closeAll(), inputs.failAll()]);
+    async close(options?: CloseOptions): Promise<void> {
+      const deadlineMs = closeDeadline(options);
+      return (closing ??= close(deadlineMs));
     },
+    readiness: (req: IncomingMessage, res: ServerResponse): void => drain.readiness(req, res),
     stats() {
       return {
         listenStreams: listen.openCount,
         listenPrincipals: listen.principalCount,
         pendingInputs: inputs.pending,
+        inFlight: drain.inFlight,
+        draining: drain.draining,
       };
     },
   });

@@ -5,6 +5,7 @@
  * @see docs/middleware/dispatch.md
  */
 import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type CacheHint, type Implementation } from '../../lib/encode.js';
 import { LOG_LEVELS, type LogLevel } from '../../lib/meta.js';
 import { MIN_STATE_KEY_BYTES } from '../../lib/mrtr.js';
@@ -79,15 +80,29 @@ export interface DispatchOptions extends ClassifyRevisionOptions, BodyOptions {
 /** The dispatcher middleware, with the controls a server needs at shutdown. */
 export type DispatchMiddleware = Middleware & {
   /**
-   * Graceful end: every open `subscriptions/listen` stream gets its completion result and is closed, pending
-   * legacy input requests fail, and new listen requests are refused (503). Resolves when the streams are ended.
+   * Graceful end (drain): readiness answers 503 from now on, new requests get 503 with `Retry-After`, and every
+   * open `subscriptions/listen` stream gets its completion result and is closed. The calls in flight run on
+   * (a legacy call's posted input answers still reach it) until they answer or `deadlineMs` (default 10000)
+   * passes; then the calls still running are cancelled and answered 503, and pending legacy input requests
+   * fail. Resolves when that is done; a second call returns the same drain.
    */
-  close(): Promise<void>;
+  close(options?: { deadlineMs?: number }): Promise<void>;
   /**
-   * Open listen streams, the callers holding them, and legacy input requests awaiting the client (for tests and
-   * health checks).
+   * A readiness handler for the load balancer (`app.get('/readyz', mcp.readiness)`): 200
+   * `{"status":"ready"}`, or 503 `{"status":"draining"}` once `close()` was called.
    */
-  stats(): { listenStreams: number; listenPrincipals: number; pendingInputs: number };
+  readiness(req: IncomingMessage, res: ServerResponse): void;
+  /**
+   * Open listen streams, the callers holding them, legacy input requests awaiting the client, calls in flight
+   * and whether the dispatcher drains (for tests and health checks).
+   */
+  stats(): {
+    listenStreams: number;
+    listenPrincipals: number;
+    pendingInputs: number;
+    inFlight: number;
+    draining: boolean;
+  };
 };
 
 /** The validated options of one dispatcher. */

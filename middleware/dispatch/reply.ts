@@ -95,6 +95,11 @@ export class Reply {
     this.locals = localsOf(req);
   }
 
+  /** Whether the final response has been handed to {@link send} (it may still wait behind queued messages). */
+  get answered(): boolean {
+    return this.#closed;
+  }
+
   /** Whether the client accepts an SSE answer. */
   canStream(): boolean {
     return (this.#accepts ??= acceptsEventStream(this.req));

@@ -27,6 +27,7 @@ import { isThenable } from '../internal/maybe-promise.js';
 import { localsOf, sendRefusal } from '../internal/respond.js';
 import { exposeList, resolveThrough, toolViewsOf } from '../tool-filter/views.js';
 import type { Builtins } from './builtins.js';
+import type { Drain } from './drain.js';
 import { type Call, type ContextEnv, HandlerContext, openCall } from './handler-context.js';
 import type { InputBroker } from './legacy-input.js';
 import type { ListenRouter } from './listen.js';
@@ -49,6 +50,7 @@ export interface Dispatcher extends ContextEnv {
   readonly builtins: Builtins;
   readonly listen: ListenRouter;
   readonly inputs: InputBroker;
+  readonly drain: Drain;
 }
 
 const TOOLS_CALL = routeKey('tools/call');
@@ -92,6 +94,8 @@ export function route(
     case 'notification':
       return handleNotification(dispatcher, req, res, mcp, revision.era);
     case 'request':
+      // Draining: no new work (posted answers and notifications still reach the calls in flight).
+      if (dispatcher.drain.draining) return dispatcher.drain.refuse(req, res, mcp);
       return handleRequest(dispatcher, req, res, mcp, revision.era);
   }
 }
@@ -196,10 +200,13 @@ function handleRequest(
   }
   // A plain result with no tool filter to apply is answered in this turn.
   // see docs/performance.md#synchronous-answers
-  if (!isThenable(value) && !isInputRequiredResult(value) && views.length === 0) {
-    return settle(dispatcher, target, value);
-  }
-  return runRounds(dispatcher, target, original, value);
+  const out =
+    !isThenable(value) && !isInputRequiredResult(value) && views.length === 0
+      ? settle(dispatcher, target, value)
+      : runRounds(dispatcher, target, original, value);
+  // Still running: in flight until it has answered (a drain waits for it).
+  if (out !== undefined) dispatcher.drain.track(target.call, out);
+  return out;
 }
 
 /**
@@ -278,7 +285,8 @@ function settle(dispatcher: Dispatcher, t: Target, value: unknown): void | Promi
 /** A handler's failure: nothing more for a cancelled call, else the error answer. */
 function failed(dispatcher: Dispatcher, call: Call, err: unknown): void | Promise<void> {
   if (call.ac.aborted) {
-    call.reply.locals.response = { resultType: 'cancelled' };
+    // Unless answered already (cut off at a shutdown deadline), a cancelled call is recorded as such.
+    if (!call.reply.answered) call.reply.locals.response = { resultType: 'cancelled' };
     return;
   }
   return sendThrown(call.reply, err, dispatcher.config.logger);
@@ -291,7 +299,7 @@ function answer(dispatcher: Dispatcher, t: Target, value: unknown): void | Promi
   const { config } = dispatcher;
   const method = t.call.method;
   if (t.call.ac.aborted) {
-    locals.response = { resultType: 'cancelled' };
+    if (!reply.answered) locals.response = { resultType: 'cancelled' };
     return;
   }
   let encoded: EncodeResult;
