@@ -57,6 +57,13 @@ export interface Demo {
   url: string;
   /** Resolves when start-up work (OIDC discovery) is done; rejects loudly when it fails. */
   ready: Promise<void>;
+  /** MCP_SHUTDOWN_GRACE_MS: how long {@link drain} lets the calls in flight run on. */
+  shutdownGraceMs: number;
+  /**
+   * Drain the dispatcher (while the server still listens): /readyz answers 503, new requests 503, listen streams
+   * complete, and the calls in flight answer, for at most `shutdownGraceMs`.
+   */
+  drain(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -76,6 +83,9 @@ function list(v: string | undefined): string[] {
     .map((s) => s.trim())
     .filter((s) => s.length > 0);
 }
+
+/** Longest shutdown grace accepted, in ms (dispatch's `close({ deadlineMs })` takes no more). */
+const MAX_SHUTDOWN_GRACE_MS = 86_400_000;
 
 /** Shortest `requestState` key accepted, in bytes (dispatch() refuses shorter ones too). */
 const MIN_STATE_KEY_BYTES = 32;
@@ -252,6 +262,9 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
   const baseUrl = (env.MCP_BASE_URL || `http://${host}:${port}`).replace(/\/+$/, '');
   const resourceUrl = `${baseUrl}/mcp`;
   const requestStateKey = requestStateKeysFromEnv(env);
+  const shutdownGraceMs = int(env, 'MCP_SHUTDOWN_GRACE_MS', 10_000);
+  if (shutdownGraceMs > MAX_SHUTDOWN_GRACE_MS)
+    throw new TypeError(`MCP_SHUTDOWN_GRACE_MS must be at most ${MAX_SHUTDOWN_GRACE_MS}`);
   const closers: Array<() => Promise<void> | void> = [];
 
   // Logging: audit records as JSON lines to a file or stdout; operational logs to stderr.
@@ -363,6 +376,20 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
       ? '*'
       : list(env.MCP_ALLOWED_HOSTS ?? `127.0.0.1:${port},localhost:${port}`);
 
+  const mcp = dispatch({
+    handlers: {
+      tools,
+      resources: res,
+      prompts: pr,
+      completion: completion({ prompts: pr, resources: res }),
+    },
+    serverInfo: { name: 'mcpware-demo', version: '0.1.0' },
+    instructions:
+      'A demo of mcpware: tools hello, customer, slow, region_status, introduce, note; docs:// resources and notes://today; prompts.',
+    ...(requestStateKey ? { requestStateKey } : {}),
+    logger,
+  });
+
   const app = express();
   app.disable('x-powered-by');
   app.get('/healthz', (_req, res) => {
@@ -370,6 +397,8 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
     res.setHeader('Content-Type', 'application/json');
     res.end('{"status":"ok"}');
   });
+  // Readiness for a load balancer: 503 once the server drains (SIGTERM), while /healthz stays 200.
+  app.get('/readyz', mcp.readiness);
   app.get('/metrics', metricsHandler(registry));
   app.use(prm as Middleware);
 
@@ -389,19 +418,7 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
     classifyRevision(),
     checkHeaders({ paramHeaders: tools.paramHeaders, logger }),
     redactor,
-    dispatch({
-      handlers: {
-        tools,
-        resources: res,
-        prompts: pr,
-        completion: completion({ prompts: pr, resources: res }),
-      },
-      serverInfo: { name: 'mcpware-demo', version: '0.1.0' },
-      instructions:
-        'A demo of mcpware: tools hello, customer, slow, region_status, introduce, note; docs:// resources and notes://today; prompts.',
-      ...(requestStateKey ? { requestStateKey } : {}),
-      logger,
-    }),
+    mcp,
   );
 
   return {
@@ -410,6 +427,8 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
     port,
     url: `http://${host}:${port}/mcp`,
     ready,
+    shutdownGraceMs,
+    drain: () => mcp.close({ deadlineMs: shutdownGraceMs }),
     async close() {
       for (const c of closers.reverse()) await c();
     },

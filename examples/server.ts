@@ -16,10 +16,20 @@ async function main(): Promise<void> {
     );
     process.exit(1);
   });
+  // SIGTERM (or SIGINT): drain while still listening, so the balancer sees /readyz go 503 and new requests are
+  // refused with 503 while the calls in flight answer; then stop listening, close the rest and exit 0. A second
+  // signal exits at once (1).
+  let stopping = false;
   const stop = (): void => {
-    server.close(() => void demo.close().then(() => process.exit(0)));
-    server.closeIdleConnections();
-    setTimeout(() => process.exit(0), 3000).unref();
+    if (stopping) process.exit(1);
+    stopping = true;
+    setTimeout(() => process.exit(1), demo.shutdownGraceMs + 10_000).unref();
+    void demo.drain().then(() => {
+      server.close(() => void demo.close().then(() => process.exit(0)));
+      server.closeIdleConnections();
+      // A connection still sending a request it will be refused: cut it rather than wait for it.
+      setTimeout(() => server.closeAllConnections(), 1000).unref();
+    });
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
