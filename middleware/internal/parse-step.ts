@@ -134,6 +134,25 @@ function preParsed(req: WithState): boolean {
 }
 
 /**
+ * True when something other than mcpware read the body before the parse step began: a body parser that says
+ * so (`req._body`, as body-parser and express.json() set it) or a consumer that drained the stream. False once
+ * mcpware itself has started reading or parsing it.
+ */
+export function bodyReadElsewhere(req: IncomingMessage): boolean {
+  const st = (req.locals as LocalsWithState | undefined)?.[STATE];
+  if (
+    st !== undefined &&
+    (st.rawDone !== undefined ||
+      st.rawWaiters !== undefined ||
+      st.done !== undefined ||
+      st.parseWaiters !== undefined ||
+      st.failed !== undefined)
+  )
+    return false;
+  return (req as WithState)._body === true || req.readableEnded;
+}
+
+/**
  * Read the raw body under the limit and hand it to `cb`, synchronously from the stream's `end` event (or at once
  * when it was read before). A body in a content coding is decoded first, the limit holding for the bytes sent
  * and for the bytes decoded; `cb` then runs once it is decoded. Shared: the first caller reads, later ones wait

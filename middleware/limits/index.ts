@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { InflightScope } from '../../lib/limits.js';
+import { log } from '../internal/log.js';
 import { localsOf } from '../internal/respond.js';
 import type { Middleware } from '../types.js';
 import { createAdmission } from './admit.js';
@@ -46,6 +47,16 @@ export function charge(req: IncomingMessage, ms: number): void {
   locals.chargedMs = (locals.chargedMs ?? 0) + ms;
 }
 
+/**
+ * Said once per instance, at the first POST without a principal: mounted before authentication (or without
+ * any), limits() puts every caller in one bucket, and an unauthenticated caller can get 429 before
+ * authentication says 401. The request is admitted as usual.
+ */
+const NO_PRINCIPAL =
+  'limits: a request arrived with no principal (req.locals.principal), so every such caller shares one ' +
+  'bucket; mount limits() after authentication (an unauthenticated caller then gets 401, not 429). ' +
+  'A server without authentication can ignore this';
+
 /** The limits middleware; its options are validated here (see {@link LimitsOptions}). */
 export function limits(options: Readonly<LimitsOptions> = {}): LimitsMiddleware {
   const config = resolveLimitsOptions(options);
@@ -65,9 +76,14 @@ export function limits(options: Readonly<LimitsOptions> = {}): LimitsMiddleware 
   const { limiter, memory, redis } = createStores(config);
   const admission = createAdmission(config, limiter);
 
+  let warned = false;
   const limitsMiddleware = (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
-    if (req.method === 'POST') admission.admit(req, res, next);
-    else next();
+    if (req.method !== 'POST') return next();
+    if (!warned && req.locals?.principal === undefined) {
+      warned = true;
+      log(config.logger, 'warn', NO_PRINCIPAL);
+    }
+    admission.admit(req, res, next);
   };
   const stats = (): LimitsStats => ({
     inflight: { ...admission.inflight },

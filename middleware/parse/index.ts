@@ -11,7 +11,8 @@
  * @see docs/middleware/parse.md
  */
 import type { IncomingMessage } from 'node:http';
-import { type BodyOptions, onParsed, resolveBodyOptions } from '../internal/parse-step.js';
+import { log } from '../internal/log.js';
+import { type BodyOptions, bodyReadElsewhere, onParsed, resolveBodyOptions } from '../internal/parse-step.js';
 import { stderrLogger } from '../internal/respond.js';
 import { knownKeys, loggerOption, optionsObject } from '../internal/options.js';
 import type { Logger, Middleware } from '../types.js';
@@ -24,13 +25,28 @@ export interface ParseOptions extends BodyOptions {
 
 const OPTIONS = ['limit', 'maxDepth', 'logger'] as const;
 
+/**
+ * Said once per instance, at the first POST whose body another parser read before parse() ran: that parser's
+ * size limit and error pages then answer bad JSON and large bodies, and the body is read before anything
+ * mounted ahead of parse() (authentication) could refuse the request.
+ */
+const READ_ELSEWHERE =
+  'parse: the request body was already read by another body parser (an app-wide express.json() or similar) ' +
+  "before parse(): that parser's size limit and error pages apply, not parse()'s, and the body is read " +
+  'before authentication; keep it off the MCP route (mount the MCP route before app.use(express.json()))';
+
 export function parse(options?: ParseOptions): Middleware {
   const o = optionsObject('parse', options);
   knownKeys('parse', o, OPTIONS);
   const body = resolveBodyOptions('parse', o);
   const logger = loggerOption('parse', o.logger, stderrLogger);
+  let warned = false;
   return function mcpParse(req, res, next) {
     if (req.method !== 'POST') return next();
+    if (!warned && bodyReadElsewhere(req)) {
+      warned = true;
+      log(logger, 'warn', READ_ELSEWHERE);
+    }
     // Synchronously from the body's `end` event (once decoded, for a body in a content coding), or at once
     // when the body is already parsed.
     onParsed(req, res, 'parse', logger, () => next(), body);
