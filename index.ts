@@ -113,6 +113,15 @@ export {
 export type { LimiterHooks, MetricsMiddleware, MetricsOptions } from './middleware/metrics/index.js';
 export { dispatch } from './middleware/dispatch/index.js';
 export type { DispatchMiddleware, DispatchOptions, ServerCapabilities } from './middleware/dispatch/index.js';
+export { mcpEndpoint } from './middleware/endpoint/index.js';
+export type {
+  McpEndpoint,
+  McpEndpointAuthOptions,
+  McpEndpointDispatchOptions,
+  McpEndpointOptions,
+  McpEndpointParts,
+  McpEndpointStats,
+} from './middleware/endpoint/index.js';
 export { toolFilter } from './middleware/tool-filter/index.js';
 export type {
   ExposedTool,

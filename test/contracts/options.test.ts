@@ -16,6 +16,7 @@ import { checkHeaders } from '../../middleware/check-headers/index';
 import { classifyRevision } from '../../middleware/classify-revision/index';
 import { compose } from '../../middleware/compose/index';
 import { dispatch } from '../../middleware/dispatch/index';
+import { mcpEndpoint } from '../../middleware/endpoint/index';
 import { guardOrigin } from '../../middleware/guard-origin/index';
 import { limits } from '../../middleware/limits/index';
 import { methodGuard } from '../../middleware/method-guard/index';
@@ -73,6 +74,13 @@ const rows: [string, string, string, () => unknown][] = [
     'serverinfo',
     'serverInfo',
     () => dispatch({ handlers: {}, serverInfo, serverinfo: 1 } as never),
+  ],
+  [
+    'mcpEndpoint',
+    'limit',
+    'limits',
+    () =>
+      mcpEndpoint({ auth: { apiKeys: [key] }, handlers: {}, dispatch: { serverInfo }, limit: {} } as never),
   ],
   ['toolFilter', 'allowed', 'allow', () => toolFilter({ allowed: ['x'] } as never)],
   ['ToolRegistry', 'pagesize', 'pageSize', () => new ToolRegistry({ pagesize: 5 } as never)],

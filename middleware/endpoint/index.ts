@@ -1,0 +1,240 @@
+/**
+ * `mcpEndpoint(options)`: the recommended stack from one options object, as one middleware. It mounts, in this
+ * order: audit, metrics, guardOrigin, methodGuard, authentication, rejectBatch, parse, limits,
+ * classifyRevision, checkHeaders, redact, dispatch, so that no order mistake is left to make: redaction
+ * applies to what the dispatcher sends, the limiter keys on an authenticated principal (an unauthenticated
+ * caller gets 401, never 429), and the body is read by parse(), under its limit, after authentication.
+ *
+ * It works wherever `compose()` does: `app.use('/mcp', endpoint)` in Express 4 or 5 and Connect, or
+ * `http.createServer(endpoint)` on bare node:http (405 for other methods, 404 for what falls through). Each
+ * section of the options goes to its own factory, which checks it and names the option it refuses. The single
+ * middlewares stay for those who compose their own stack.
+ * @see docs/middleware/endpoint.md
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type AuditMiddleware, type AuditStats, audit } from '../audit/index.js';
+import { apiKeyAuth } from '../api-key-auth/index.js';
+import { type AuthenticateMiddleware, type Authenticator, authenticate } from '../auth/index.js';
+import { type CheckHeadersOptions, checkHeaders } from '../check-headers/index.js';
+import { classifyRevision } from '../classify-revision/index.js';
+import { type Composed, compose } from '../compose/index.js';
+import { type DispatchMiddleware, dispatch } from '../dispatch/index.js';
+import { guardOrigin } from '../guard-origin/index.js';
+import { log } from '../internal/log.js';
+import { type LimitsMiddleware, type LimitsOptions, type LimitsStats, limits } from '../limits/index.js';
+import { methodGuard } from '../method-guard/index.js';
+import { type MetricsMiddleware, metrics, metricsHandler } from '../metrics/index.js';
+import { type OidcAuthMiddleware, oidcAuth } from '../oidc-auth/index.js';
+import { parse } from '../parse/index.js';
+import {
+  type ProtectedResourceMetadataMiddleware,
+  protectedResourceMetadata,
+} from '../protected-resource-metadata/index.js';
+import { type RedactMiddleware, redact } from '../redact/index.js';
+import { rejectBatch } from '../reject-batch/index.js';
+import type { Logger, Middleware } from '../types.js';
+import {
+  type AuthChoice,
+  type EndpointConfig,
+  FACTORY,
+  type McpEndpointOptions,
+  resolveEndpointOptions,
+  withLogger,
+} from './options.js';
+
+export type { McpEndpointAuthOptions, McpEndpointDispatchOptions, McpEndpointOptions } from './options.js';
+
+/** The middlewares the endpoint is made of, in the order it runs them; absent when their section is off. */
+export interface McpEndpointParts {
+  readonly audit?: AuditMiddleware;
+  readonly metrics?: MetricsMiddleware;
+  readonly guardOrigin: Middleware;
+  readonly methodGuard: Middleware;
+  readonly auth?: AuthenticateMiddleware;
+  readonly rejectBatch: Middleware;
+  readonly parse: Middleware;
+  readonly limits?: LimitsMiddleware;
+  readonly classifyRevision: Middleware;
+  readonly checkHeaders: Middleware;
+  readonly redact?: RedactMiddleware;
+  readonly dispatch: DispatchMiddleware;
+}
+
+/** What {@link McpEndpoint.stats} reports: the parts' own counts. */
+export interface McpEndpointStats {
+  dispatch: ReturnType<DispatchMiddleware['stats']>;
+  limits?: LimitsStats;
+  audit?: AuditStats;
+}
+
+/** The endpoint: a middleware (and node:http listener) with what its parts expose. */
+export type McpEndpoint = Composed & {
+  /** Settles when authentication can decide (OIDC discovery and keys); rejects when it failed to start. */
+  readonly ready: Promise<void>;
+  /** Graceful end: listen streams complete, pending input requests fail, OIDC start-up retries stop. */
+  close(): Promise<void>;
+  /** The dispatcher's, the limiter's and the audit's counts. */
+  stats(): McpEndpointStats;
+  /** `GET /metrics` for the metrics' registry, when metrics are on: mount it where the scraper looks. */
+  readonly metricsHandler?: (
+    req: IncomingMessage,
+    res: ServerResponse,
+    next?: (err?: unknown) => void,
+  ) => void;
+  /** The RFC 9728 document, when `auth.resourceMetadata` is given: mount it at the app's root. */
+  readonly resourceMetadata?: ProtectedResourceMetadataMiddleware;
+  readonly parts: McpEndpointParts;
+};
+
+type Hook = (...args: unknown[]) => void;
+
+/** The limits' hooks with the metrics' hooks in front of the application's own (both run). */
+function limitsOptions(l: LimitsOptions, m: MetricsMiddleware | undefined): LimitsOptions {
+  if (m === undefined) return l;
+  const ours = m.limiterHooks() as unknown as Record<string, Hook>;
+  const theirs = l.hooks as unknown;
+  if (theirs === undefined) return { ...l, hooks: ours };
+  // Not an object: limits() refuses it, naming the option.
+  if (theirs === null || typeof theirs !== 'object') return l;
+  const hooks: Record<string, unknown> = Object.assign(Object.create(null) as object, ours);
+  for (const k of Object.keys(theirs)) {
+    const a = Object.prototype.hasOwnProperty.call(ours, k) ? ours[k] : undefined;
+    const b = (theirs as Record<string, unknown>)[k];
+    hooks[k] =
+      typeof a === 'function' && typeof b === 'function'
+        ? (...args: unknown[]): void => {
+            try {
+              a(...args);
+            } finally {
+              (b as Hook)(...args);
+            }
+          }
+        : b;
+  }
+  return { ...l, hooks };
+}
+
+/** checkHeaders()'s `Mcp-Param-*` lookup: the tools handler's own (a ToolRegistry has one), if any. */
+function paramHeadersOf(handlers: EndpointConfig['handlers']): Pick<CheckHeadersOptions, 'paramHeaders'> {
+  const tools = Object.prototype.hasOwnProperty.call(handlers, 'tools')
+    ? (handlers.tools as { paramHeaders?: unknown })
+    : undefined;
+  const find = tools?.paramHeaders;
+  if (typeof find !== 'function') return {};
+  return {
+    paramHeaders: (name, req) =>
+      find.call(tools, name, req) as ReturnType<Required<CheckHeadersOptions>['paramHeaders']>,
+  };
+}
+
+/** The dispatch section's versions, which classifyRevision() and checkHeaders() must share. */
+function versionsOf(d: EndpointConfig['dispatch']): { modernVersions?: string[]; legacyVersions?: string[] } {
+  const out: { modernVersions?: string[]; legacyVersions?: string[] } = {};
+  if (d.modernVersions !== undefined) out.modernVersions = d.modernVersions as string[];
+  if (d.legacyVersions !== undefined) out.legacyVersions = d.legacyVersions as string[];
+  return out;
+}
+
+interface Auth {
+  readonly middleware: AuthenticateMiddleware | undefined;
+  readonly oidc: readonly OidcAuthMiddleware[];
+  readonly resourceMetadata: ProtectedResourceMetadataMiddleware | undefined;
+}
+
+/**
+ * The authentication chain. Built last of all parts: an OIDC authenticator starts its discovery when it is
+ * made, so nothing after it may throw; if the chain itself cannot be made, the authenticators made are closed.
+ */
+function buildAuth(choice: AuthChoice, logger: Logger): Auth {
+  const prm = choice.resourceMetadata && protectedResourceMetadata(choice.resourceMetadata);
+  const challenge = { ...choice.challenge };
+  const servers = choice.resourceMetadata?.authorizationServers ?? [];
+  if (prm !== undefined && servers.length > 0 && challenge.resourceMetadataUrl === undefined) {
+    challenge.resourceMetadataUrl = prm.url;
+  }
+  if (choice.insecure) {
+    log(logger, 'warn', `${FACTORY}: no authentication (auth.insecureNoAuth): every request is served`, {});
+    return { middleware: undefined, oidc: [], resourceMetadata: prm };
+  }
+  const members: Authenticator[] = [];
+  if (choice.apiKeys !== undefined) members.push(apiKeyAuth(withLogger(choice.apiKeys, logger)));
+  const oidc: OidcAuthMiddleware[] = [];
+  try {
+    for (const o of choice.oidc) oidc.push(oidcAuth(withLogger(o, logger)));
+    members.push(...oidc);
+    const middleware = authenticate(members, { ...challenge, logger });
+    return { middleware, oidc, resourceMetadata: prm };
+  } catch (e) {
+    for (const o of oidc) o.close();
+    throw e;
+  }
+}
+
+/** Every part, made from its section, in the order they run (authentication made last: see buildAuth). */
+function buildParts(c: EndpointConfig): { parts: McpEndpointParts; auth: Auth } {
+  const { logger, body } = c;
+  const auditMw = c.audit && audit(c.audit);
+  const metricsMw = c.metrics && metrics(c.metrics);
+  const origin = guardOrigin(c.origin);
+  const methods = methodGuard();
+  const limiter = c.limits && limits(withLogger(limitsOptions(c.limits, metricsMw), logger));
+  const redactor = c.redact && redact(c.redact);
+  const batches = rejectBatch({ ...body, logger });
+  const parser = parse({ ...body, logger });
+  const dispatcher = dispatch({ ...c.dispatch, ...body, handlers: c.handlers, logger });
+  const versions = versionsOf(c.dispatch);
+  const parts = {
+    audit: auditMw,
+    metrics: metricsMw,
+    guardOrigin: origin,
+    methodGuard: methods,
+    auth: undefined as AuthenticateMiddleware | undefined,
+    rejectBatch: batches,
+    parse: parser,
+    limits: limiter,
+    classifyRevision: classifyRevision({ ...versions, logger }),
+    checkHeaders: checkHeaders({ ...versions, ...paramHeadersOf(c.handlers), logger }),
+    redact: redactor,
+    dispatch: dispatcher,
+  };
+  const auth = buildAuth(c.auth, logger);
+  parts.auth = auth.middleware;
+  return { parts, auth };
+}
+
+export function mcpEndpoint(options: McpEndpointOptions): McpEndpoint {
+  const config = resolveEndpointOptions(options);
+  const { parts, auth } = buildParts(config);
+  const chain = [
+    parts.audit,
+    parts.metrics,
+    parts.guardOrigin,
+    parts.methodGuard,
+    parts.auth,
+    parts.rejectBatch,
+    parts.parse,
+    parts.limits,
+    parts.classifyRevision,
+    parts.checkHeaders,
+    parts.redact,
+    parts.dispatch,
+  ].filter((m): m is Middleware => m !== undefined);
+  const composed = compose(chain, { logger: config.logger });
+  const exposed = {
+    ready: parts.auth?.ready ?? Promise.resolve(),
+    async close(): Promise<void> {
+      for (const o of auth.oidc) o.close();
+      await parts.dispatch.close();
+    },
+    stats(): McpEndpointStats {
+      const s: McpEndpointStats = { dispatch: parts.dispatch.stats() };
+      if (parts.limits) s.limits = parts.limits.stats();
+      if (parts.audit) s.audit = parts.audit.stats();
+      return s;
+    },
+    parts: Object.freeze(parts),
+    ...(parts.metrics ? { metricsHandler: metricsHandler(parts.metrics.registry) } : {}),
+    ...(auth.resourceMetadata ? { resourceMetadata: auth.resourceMetadata } : {}),
+  };
+  return Object.assign(composed, exposed);
+}
