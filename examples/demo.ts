@@ -1,6 +1,6 @@
 /**
- * The mcpware demo server, as a function: every middleware wired in the recommended order, configured from
- * the environment (see the README's "Demo server" section for the contract). `examples/server.ts` starts it;
+ * The mcpware demo server, as a function: the recommended stack (`mcpEndpoint()`), configured from the
+ * environment (see the README's "Demo server" section for the contract). `examples/server.ts` starts it;
  * the tests build it in-process with their own environment.
  */
 import { createHash } from 'node:crypto';
@@ -11,38 +11,23 @@ import { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
 import winston from 'winston';
 import {
-  apiKeyAuth,
-  audit,
   auditJsonFormat,
-  authenticate,
   charge,
-  checkHeaders,
-  classifyRevision,
   completion,
-  dispatch,
-  guardOrigin,
-  limits,
   limitsOptionsFromEnv,
   loadCatalogue,
   McpError,
-  methodGuard,
-  metrics,
-  metricsHandler,
-  oidcAuth,
+  mcpEndpoint,
   ok,
-  parse,
   parseApiKeysEnv,
   prompts,
-  protectedResourceMetadata,
-  redact,
   redisClientOptions,
-  rejectBatch,
   resources,
   ToolRegistry,
-  type Authenticator,
   type CallContext,
   type JsonObject,
   type Middleware,
+  type OidcAuthOptions,
 } from '../index.js';
 import { demoNotes } from './demo-notes.js';
 import { elicitationRequest } from '../lib/index.js';
@@ -302,43 +287,25 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
 
   // Metrics on a registry of our own (never prom-client's global one).
   const registry = new Registry();
-  const metricsMw = metrics({ registry });
 
   // Authentication: API keys (always), and OIDC bearer tokens when OIDC_ISSUER is set.
   const keysEnv = env.MCP_API_KEYS ?? `demo:sha256:${DEMO_KEY_HASH}:users`;
   const parsedKeys = parseApiKeysEnv(keysEnv);
   if (!parsedKeys.ok) throw new TypeError(`MCP_API_KEYS: ${parsedKeys.message}`);
-  const prm = protectedResourceMetadata({
-    resource: resourceUrl,
-    authorizationServers: env.OIDC_ISSUER ? [env.OIDC_ISSUER] : [],
-    resourceName: 'mcpware demo',
-  });
-  const members: Authenticator[] = [];
-  // The MCP_API_KEYS contract makes groups optional: a key without groups sees the tools that need none.
-  if (parsedKeys.keys.length > 0)
-    members.push(apiKeyAuth({ keys: parsedKeys.keys, allowKeysWithoutGroups: true, logger }));
-  let ready: Promise<void> = Promise.resolve();
-  if (env.OIDC_ISSUER) {
-    const roles = list(env.OIDC_REQUIRED_ROLES);
-    const oidc = oidcAuth({
-      issuer: env.OIDC_ISSUER,
-      ...(env.OIDC_AUDIENCE ? { audience: env.OIDC_AUDIENCE } : {}),
-      ...(env.OIDC_CLIENT_ID ? { clientId: env.OIDC_CLIENT_ID } : {}),
-      ...(roles.length > 0 ? { requiredRoles: roles } : {}),
-      ...(!env.OIDC_AUDIENCE && !env.OIDC_CLIENT_ID ? { audience: resourceUrl } : {}),
-      logger,
-    });
-    members.push(oidc);
-    ready = oidc.ready;
-  }
-  if (members.length === 0)
+  if (parsedKeys.keys.length === 0 && !env.OIDC_ISSUER)
     throw new TypeError(
       'MCP_API_KEYS is empty and OIDC_ISSUER is not set: refusing to run without authentication',
     );
-  const auth = authenticate(members, {
-    ...(env.OIDC_ISSUER ? { resourceMetadataUrl: prm.url } : {}),
-    logger,
-  });
+  const roles = list(env.OIDC_REQUIRED_ROLES);
+  const oidc: OidcAuthOptions | undefined = env.OIDC_ISSUER
+    ? {
+        issuer: env.OIDC_ISSUER,
+        ...(env.OIDC_AUDIENCE ? { audience: env.OIDC_AUDIENCE } : {}),
+        ...(env.OIDC_CLIENT_ID ? { clientId: env.OIDC_CLIENT_ID } : {}),
+        ...(roles.length > 0 ? { requiredRoles: roles } : {}),
+        ...(!env.OIDC_AUDIENCE && !env.OIDC_CLIENT_ID ? { audience: resourceUrl } : {}),
+      }
+    : undefined;
 
   // Limits, in memory or in Redis.
   let redis: Redis | undefined;
@@ -347,13 +314,6 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
     redis.on('error', () => {}); // outages are handled (and logged) by the limiter
     closers.push(() => void redis!.disconnect());
   }
-  const limiter = limits(
-    limitsOptionsFromEnv(env, { ...(redis ? { redis } : {}), hooks: metricsMw.limiterHooks(), logger }),
-  );
-
-  // Redaction on the way out.
-  const mode = (env.MCP_REDACT || 'mask') as 'off' | 'warn' | 'mask';
-  const redactor = redact({ mode });
 
   // Tools, resources and prompts.
   const pageSize = int(env, 'MCP_PAGE_SIZE', 0);
@@ -376,19 +336,42 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
       ? '*'
       : list(env.MCP_ALLOWED_HOSTS ?? `127.0.0.1:${port},localhost:${port}`);
 
-  const mcp = dispatch({
+  // The recommended stack in its order (docs/middleware/endpoint.md): record first, refuse cheaply before
+  // reading the body, authenticate before any parsing, read the body once, limit the authenticated caller
+  // (knowing the method), then check, redact and answer.
+  const endpoint = mcpEndpoint({
+    auth: {
+      // The MCP_API_KEYS contract makes groups optional: a key without groups sees the tools that need none.
+      ...(parsedKeys.keys.length > 0
+        ? { apiKeys: { keys: parsedKeys.keys, allowKeysWithoutGroups: true } }
+        : {}),
+      ...(oidc ? { oidc } : {}),
+      resourceMetadata: {
+        resource: resourceUrl,
+        authorizationServers: env.OIDC_ISSUER ? [env.OIDC_ISSUER] : [],
+        resourceName: 'mcpware demo',
+      },
+    },
     handlers: {
       tools,
       resources: res,
       prompts: pr,
       completion: completion({ prompts: pr, resources: res }),
     },
-    serverInfo: { name: 'mcpware-demo', version: '0.1.0' },
-    instructions:
-      'A demo of mcpware: tools hello, customer, slow, region_status, introduce, note; docs:// resources and notes://today; prompts.',
-    ...(requestStateKey ? { requestStateKey } : {}),
+    dispatch: {
+      serverInfo: { name: 'mcpware-demo', version: '0.1.0' },
+      instructions:
+        'A demo of mcpware: tools hello, customer, slow, region_status, introduce, note; docs:// resources and notes://today; prompts.',
+      ...(requestStateKey ? { requestStateKey } : {}),
+    },
+    origin: { allowedOrigins: origins, allowedHosts: hosts },
+    limits: limitsOptionsFromEnv(env, redis ? { redis } : {}),
+    redact: { mode: (env.MCP_REDACT || 'mask') as 'off' | 'warn' | 'mask' },
+    audit: { logger: auditLogger },
+    registry,
     logger,
   });
+  closers.push(() => endpoint.close());
 
   const app = express();
   app.disable('x-powered-by');
@@ -398,37 +381,19 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
     res.end('{"status":"ok"}');
   });
   // Readiness for a load balancer: 503 once the server drains (SIGTERM), while /healthz stays 200.
-  app.get('/readyz', mcp.readiness);
-  app.get('/metrics', metricsHandler(registry));
-  app.use(prm as Middleware);
-
-  // The recommended order (README "Recommended order"): record first, refuse cheaply before reading the body,
-  // authenticate before any parsing, read the body once, limit the authenticated caller (knowing the method),
-  // then check and answer.
-  app.use(
-    '/mcp',
-    audit({ logger: auditLogger }),
-    metricsMw,
-    guardOrigin({ allowedOrigins: origins, allowedHosts: hosts }),
-    methodGuard(),
-    auth,
-    rejectBatch(),
-    parse(),
-    limiter,
-    classifyRevision(),
-    checkHeaders({ paramHeaders: tools.paramHeaders, logger }),
-    redactor,
-    mcp,
-  );
+  app.get('/readyz', endpoint.readiness);
+  app.get('/metrics', endpoint.metricsHandler!);
+  app.use(endpoint.resourceMetadata as Middleware);
+  app.use('/mcp', endpoint);
 
   return {
     app,
     host,
     port,
     url: `http://${host}:${port}/mcp`,
-    ready,
+    ready: endpoint.ready,
     shutdownGraceMs,
-    drain: () => mcp.close({ deadlineMs: shutdownGraceMs }),
+    drain: () => endpoint.close({ deadlineMs: shutdownGraceMs }),
     async close() {
       for (const c of closers.reverse()) await c();
     },

@@ -71,8 +71,14 @@ export interface McpEndpointStats {
 export type McpEndpoint = Composed & {
   /** Settles when authentication can decide (OIDC discovery and keys); rejects when it failed to start. */
   readonly ready: Promise<void>;
-  /** Graceful end: listen streams complete, pending input requests fail, OIDC start-up retries stop. */
-  close(): Promise<void>;
+  /**
+   * Graceful end, the dispatcher's drain (`dispatch().close()`): readiness answers 503, new requests get 503,
+   * listen streams complete, calls in flight answer up to `deadlineMs` (default 10000); OIDC start-up retries
+   * stop.
+   */
+  close(options?: { deadlineMs?: number }): Promise<void>;
+  /** The dispatcher's readiness handler for the load balancer (`app.get('/readyz', endpoint.readiness)`). */
+  readonly readiness: DispatchMiddleware['readiness'];
   /** The dispatcher's, the limiter's and the audit's counts. */
   stats(): McpEndpointStats;
   /** `GET /metrics` for the metrics' registry, when metrics are on: mount it where the scraper looks. */
@@ -222,10 +228,11 @@ export function mcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   const composed = compose(chain, { logger: config.logger });
   const exposed = {
     ready: parts.auth?.ready ?? Promise.resolve(),
-    async close(): Promise<void> {
+    async close(options?: { deadlineMs?: number }): Promise<void> {
       for (const o of auth.oidc) o.close();
-      await parts.dispatch.close();
+      await parts.dispatch.close(options);
     },
+    readiness: parts.dispatch.readiness,
     stats(): McpEndpointStats {
       const s: McpEndpointStats = { dispatch: parts.dispatch.stats() };
       if (parts.limits) s.limits = parts.limits.stats();
