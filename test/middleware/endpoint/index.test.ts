@@ -94,7 +94,13 @@ describe('what the endpoint exposes', () => {
     try {
       expect((await c.callTool('hello')).status).toBe(200);
       const s = e.stats();
-      expect(s.dispatch).toEqual({ listenStreams: 0, listenPrincipals: 0, pendingInputs: 0 });
+      expect(s.dispatch).toEqual({
+        listenStreams: 0,
+        listenPrincipals: 0,
+        pendingInputs: 0,
+        inFlight: 0,
+        draining: false,
+      });
       expect(s.limits?.inflight).toEqual({ user: 0, global: 0 });
       expect(s.audit).toEqual({ dropped: 0 });
       await new Promise((r) => setImmediate(r));
