@@ -10,4 +10,8 @@ module.exports = {
   transformIgnorePatterns: ['/node_modules/(?!(jose)/)'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   testTimeout: 20000,
+  // Redis test files skip themselves without a Redis (except under CI=true); the run then ends with one line
+  // saying so (test/support/redis.ts).
+  globalSetup: '<rootDir>/test/support/redis-run-setup.cjs',
+  globalTeardown: '<rootDir>/test/support/redis-run-teardown.cjs',
 };

@@ -3,14 +3,14 @@
  * limits, origin protection, OIDC and Redis, checked through HTTP with mcpware's own test client.
  */
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import request from 'supertest';
 import { McpTestClient, TestIssuer } from '../../testing/index';
-import { startRedis, type RedisServer } from '../support/redis';
+import { redisDescribe, startRedis, type RedisServer } from '../support/redis';
 import { startDemo, type RunningDemo } from '../support/demo';
 import { type Stream, envelope, modernHeaders, openStream } from '../support/streaming';
 
@@ -356,16 +356,24 @@ describe('demo environment', () => {
     }
   });
 
-  describe('REDIS_URL', () => {
+  redisDescribe()('REDIS_URL', () => {
     let redis: RedisServer;
     beforeAll(async () => {
       redis = await startRedis();
     });
-    afterAll(() => redis.stop());
+    afterAll(() => redis?.stop());
 
     test('two demo instances share one limit through Redis', async () => {
-      const a = await startDemo({ REDIS_URL: redis.url, MCP_RPM: '4' });
-      const b = await startDemo({ REDIS_URL: redis.url, MCP_RPM: '4' });
+      // A user of this test's own: on a shared Redis (REDIS_URL) no other run's minute window counts.
+      const user = `redis-${randomBytes(6).toString('hex')}`;
+      redis.ownKeys(`mcpware:limits*${user}*`);
+      const env = {
+        REDIS_URL: redis.url,
+        MCP_RPM: '4',
+        MCP_API_KEYS: `${user}:sha256:${sha('demo-token')}:users`,
+      };
+      const a = await startDemo(env);
+      const b = await startDemo(env);
       try {
         const ca = new McpTestClient(a.url, { headers: AUTH, autoParamHeaders: false });
         const cb = new McpTestClient(b.url, { headers: AUTH, autoParamHeaders: false });

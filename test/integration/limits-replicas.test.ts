@@ -3,10 +3,9 @@
  * not keep them past the lease.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import path from 'node:path';
-import { type RedisServer, startRedis } from '../support/redis';
+import { type RedisServer, redisDescribe, startRedis } from '../support/redis';
 import { post, tally, until } from '../support/limits-harness';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -62,17 +61,18 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  await redis.stop();
+  await redis?.stop();
 });
 
-const prefix = () => `r${randomBytes(6).toString('hex')}`;
+const prefix = () => redis.prefix('replicas');
+const describeWithRedis = redisDescribe();
 
-describe('two server processes sharing one Redis: concurrency', () => {
+describeWithRedis('two server processes sharing one Redis: concurrency', () => {
   let a: Replica;
   let b: Replica;
   beforeAll(async () => {
     const config = {
-      redisPort: redis.port,
+      redisUrl: redis.url,
       keyPrefix: prefix(),
       limits: { perUserConcurrency: 3, globalConcurrency: 5 },
     };
@@ -117,9 +117,9 @@ describe('two server processes sharing one Redis: concurrency', () => {
   });
 });
 
-describe('two server processes sharing one Redis: requests per minute', () => {
+describeWithRedis('two server processes sharing one Redis: requests per minute', () => {
   it('exact counts: 40 parallel requests across both replicas, 10 allowed → exactly 10 pass', async () => {
-    const config = { redisPort: redis.port, keyPrefix: prefix(), limits: { perUserRpm: 10 } };
+    const config = { redisUrl: redis.url, keyPrefix: prefix(), limits: { perUserRpm: 10 } };
     const [a, b] = await Promise.all([spawnReplica(config), spawnReplica(config)]);
     const rs = await Promise.all(
       Array.from({ length: 40 }, (_, i) => post(i % 2 ? a.port : b.port, { user: 'x' })),
@@ -130,10 +130,10 @@ describe('two server processes sharing one Redis: requests per minute', () => {
   }, 30_000);
 });
 
-describe('a replica killed while holding slots', () => {
+describeWithRedis('a replica killed while holding slots', () => {
   it('does not keep them past the lease', async () => {
     const config = {
-      redisPort: redis.port,
+      redisUrl: redis.url,
       keyPrefix: prefix(),
       slotLeaseMs: 3000,
       limits: { perUserConcurrency: 2 },

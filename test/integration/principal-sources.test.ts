@@ -2,9 +2,8 @@
  * Principals from different sources are different callers: the API key of user `alice` and an OIDC token with
  * `sub: "alice"` share no concurrency slot, no minute window, no budget and no listen-stream slot, with the
  * memory store and with Redis. Audit records and metrics name where the principal came from. Real jose issuer
- * on loopback, real winston, real prom-client, real redis-server; bare node:http and Express 5.
+ * on loopback, real winston, real prom-client, real Redis (see test/support/redis.ts); bare node:http and Express 5.
  */
-import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import { Registry } from 'prom-client';
 import winston from 'winston';
@@ -21,7 +20,7 @@ import type { Middleware } from '../../middleware/types';
 import { ToolRegistry, textResult } from '../../handlers/tools/index';
 import { TestIssuer } from '../../testing/index';
 import { PLATFORMS, type Platform, close, listen, serve } from '../support/dispatch-harness';
-import { type RedisServer, startRedis } from '../support/redis';
+import { type RedisServer, redisDescribe, startRedis } from '../support/redis';
 import {
   type Stream,
   deferred,
@@ -41,22 +40,27 @@ const Transport = (winston as unknown as { Transport: typeof TransportStream }).
 
 let idp: TestIssuer;
 let oidcToken: string;
-let redisServer: RedisServer;
+let redisServer: RedisServer | undefined;
 const redisClients: Redis[] = [];
 
 beforeAll(async () => {
   idp = await TestIssuer.start();
   oidcToken = await idp.sign({ sub: 'alice', aud: AUD, groups: ['users'] });
-  redisServer = await startRedis();
 });
 afterAll(async () => {
   for (const c of redisClients) if (c.status !== 'end') c.disconnect();
-  await redisServer.stop();
+  await redisServer?.stop();
   await idp.stop();
 });
 
+/** The Redis, started by the first test that needs it (the memory-store tests run without one). */
+async function redis(): Promise<RedisServer> {
+  redisServer ??= await startRedis();
+  return redisServer;
+}
+
 async function redisClient(): Promise<Redis> {
-  const c = new Redis(redisServer.port, '127.0.0.1', { ...redisClientOptions });
+  const c = new Redis((await redis()).url, { ...redisClientOptions });
   c.on('error', () => {});
   redisClients.push(c);
   if (c.status !== 'ready') await new Promise((r) => c.once('ready', r));
@@ -166,6 +170,7 @@ const errorOf = (r: Awaited<ReturnType<typeof post>>) =>
 
 type StoreKind = 'memory' | 'redis';
 const STORES: StoreKind[] = ['memory', 'redis'];
+const describeStore = (kind: StoreKind): jest.Describe => (kind === 'redis' ? redisDescribe() : describe);
 
 async function storeOf(kind: StoreKind): Promise<Pick<LimitsOptions, 'store'>> {
   if (kind === 'memory') return {};
@@ -173,7 +178,7 @@ async function storeOf(kind: StoreKind): Promise<Pick<LimitsOptions, 'store'>> {
     store: {
       redis: await redisClient(),
       onOutage: 'fail-closed',
-      keyPrefix: `sources-${randomBytes(4).toString('hex')}`,
+      keyPrefix: (await redis()).prefix('sources'),
     },
   };
 }
@@ -189,50 +194,51 @@ describe.each(PLATFORMS)('on %s', (platform) => {
     return a;
   };
 
-  describe.each(STORES)('limits with the %s store', (storeKind) => {
-    test('the API key of alice and an OIDC token for alice hold separate concurrency slots', async () => {
-      const app = await run({ limits: { perUserConcurrency: 1, ...(await storeOf(storeKind)) } });
-      const held = call(app, 'apiKey', 'hold');
-      await until(() => app.holding === 1, 'the API-key call to be held');
-      const viaOidc = call(app, 'oidc', 'work');
-      const r = await viaOidc;
-      expect(errorOf(r)).toBeUndefined();
-      expect(r.status).toBe(200);
-      // The same source is still limited: a second API-key call while the first holds the slot.
-      const again = await call(app, 'apiKey', 'work');
-      expect(again.status).toBe(429);
-      expect(errorOf(again)?.data?.limit).toBe('user_concurrent');
-      app.release();
-      expect((await held).status).toBe(200);
-    });
+  for (const storeKind of STORES)
+    describeStore(storeKind)(`limits with the ${storeKind} store`, () => {
+      test('the API key of alice and an OIDC token for alice hold separate concurrency slots', async () => {
+        const app = await run({ limits: { perUserConcurrency: 1, ...(await storeOf(storeKind)) } });
+        const held = call(app, 'apiKey', 'hold');
+        await until(() => app.holding === 1, 'the API-key call to be held');
+        const viaOidc = call(app, 'oidc', 'work');
+        const r = await viaOidc;
+        expect(errorOf(r)).toBeUndefined();
+        expect(r.status).toBe(200);
+        // The same source is still limited: a second API-key call while the first holds the slot.
+        const again = await call(app, 'apiKey', 'work');
+        expect(again.status).toBe(429);
+        expect(errorOf(again)?.data?.limit).toBe('user_concurrent');
+        app.release();
+        expect((await held).status).toBe(200);
+      });
 
-    test('the API key of alice and an OIDC token for alice have separate minute windows', async () => {
-      const app = await run({ limits: { perUserRpm: 2, ...(await storeOf(storeKind)) } });
-      expect((await call(app, 'apiKey', 'work')).status).toBe(200);
-      expect((await call(app, 'apiKey', 'work')).status).toBe(200);
-      const spent = await call(app, 'apiKey', 'work');
-      expect(spent.status).toBe(429);
-      expect(errorOf(spent)?.data?.limit).toBe('rpm');
-      const viaOidc = await call(app, 'oidc', 'work');
-      expect(errorOf(viaOidc)).toBeUndefined();
-      expect(viaOidc.status).toBe(200);
-    });
+      test('the API key of alice and an OIDC token for alice have separate minute windows', async () => {
+        const app = await run({ limits: { perUserRpm: 2, ...(await storeOf(storeKind)) } });
+        expect((await call(app, 'apiKey', 'work')).status).toBe(200);
+        expect((await call(app, 'apiKey', 'work')).status).toBe(200);
+        const spent = await call(app, 'apiKey', 'work');
+        expect(spent.status).toBe(429);
+        expect(errorOf(spent)?.data?.limit).toBe('rpm');
+        const viaOidc = await call(app, 'oidc', 'work');
+        expect(errorOf(viaOidc)).toBeUndefined();
+        expect(viaOidc.status).toBe(200);
+      });
 
-    test('the API key of alice and an OIDC token for alice have separate budgets', async () => {
-      const app = await run({ limits: { costBudgetPerHour: 400, ...(await storeOf(storeKind)) } });
-      expect((await call(app, 'apiKey', 'work')).status).toBe(200);
-      // The charge is added when the response closes: wait until the API-key budget refuses.
-      let spent: Awaited<ReturnType<typeof post>> | undefined;
-      for (let i = 0; i < 100; i++) {
-        spent = await call(app, 'apiKey', 'work');
-        if (spent.status === 429) break;
-      }
-      expect(errorOf(spent!)?.data?.limit).toBe('cost_budget');
-      const viaOidc = await call(app, 'oidc', 'work');
-      expect(errorOf(viaOidc)).toBeUndefined();
-      expect(viaOidc.status).toBe(200);
+      test('the API key of alice and an OIDC token for alice have separate budgets', async () => {
+        const app = await run({ limits: { costBudgetPerHour: 400, ...(await storeOf(storeKind)) } });
+        expect((await call(app, 'apiKey', 'work')).status).toBe(200);
+        // The charge is added when the response closes: wait until the API-key budget refuses.
+        let spent: Awaited<ReturnType<typeof post>> | undefined;
+        for (let i = 0; i < 100; i++) {
+          spent = await call(app, 'apiKey', 'work');
+          if (spent.status === 429) break;
+        }
+        expect(errorOf(spent!)?.data?.limit).toBe('cost_budget');
+        const viaOidc = await call(app, 'oidc', 'work');
+        expect(errorOf(viaOidc)).toBeUndefined();
+        expect(viaOidc.status).toBe(200);
+      });
     });
-  });
 
   test('the API key of alice and an OIDC token for alice hold separate listen-stream slots', async () => {
     const app = await run({ dispatch: { maxListenStreamsPerPrincipal: 1 } });

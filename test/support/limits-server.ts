@@ -2,7 +2,7 @@
  * A replica for the two-process limits tests, run with tsx: the limits middleware on a Redis store, behind a
  * stand-in authenticator (`x-user` header), in front of a handler that holds requests while `x-hold: gate`.
  *
- * Configuration comes as JSON in LIMITS_FIXTURE: { redisPort, keyPrefix, slotLeaseMs?, limits: {...} }.
+ * Configuration comes as JSON in LIMITS_FIXTURE: { redisUrl, keyPrefix, slotLeaseMs?, limits: {...} }.
  * Prints one line `{"port":<n>}` on stdout once it listens on 127.0.0.1.
  *   GET /stats   → {"admitted":n,"holding":n,"stats":{...}}
  *   GET /release → answers every held request
@@ -13,7 +13,7 @@ import { limits, redisClientOptions } from '../../middleware/limits/index.js';
 import { localsOf } from '../../middleware/internal/respond.js';
 
 interface FixtureConfig {
-  redisPort: number;
+  redisUrl: string;
   keyPrefix: string;
   slotLeaseMs?: number;
   limits: Record<string, number>;
@@ -21,7 +21,7 @@ interface FixtureConfig {
 
 async function main(): Promise<void> {
   const cfg = JSON.parse(process.env.LIMITS_FIXTURE ?? '{}') as FixtureConfig;
-  const redis = new Redis(cfg.redisPort, '127.0.0.1', { ...redisClientOptions, retryStrategy: () => 50 });
+  const redis = new Redis(cfg.redisUrl, { ...redisClientOptions, retryStrategy: () => 50 });
   redis.on('error', () => {});
   await new Promise((r) => redis.once('ready', r));
   const mw = limits({

@@ -2,12 +2,13 @@
  * Redis outages: killed and restarted, frozen (a black hole: connected but silent), or never reachable.
  * Every answer during an outage must come without waiting for Redis to return (the jest timeout is the bound:
  * a request that waited for Redis would never finish before the restart that follows it), and limiting must
- * resume in Redis by itself afterwards.
+ * resume in Redis by itself afterwards. They kill and freeze the server, so they need a redis-server of their
+ * own (REDIS_URL does not serve them).
  */
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import { type LimitsOptions, limits, redisClientOptions } from '../../../middleware/limits/index';
-import { type RedisServer, startRedis } from '../../support/redis';
+import { type RedisServer, redisDescribe, redisWanted, startRedis } from '../../support/redis';
 import {
   KINDS,
   type Kind,
@@ -27,7 +28,7 @@ const apps: TestApp[] = [];
 
 async function client(): Promise<Redis> {
   // Reconnect every 50 ms so the test does not wait for ioredis's default back-off.
-  const c = new Redis(server.port, '127.0.0.1', { ...redisClientOptions, retryStrategy: () => 50 });
+  const c = new Redis(server.url, { ...redisClientOptions, retryStrategy: () => 50 });
   c.on('error', () => {});
   clients.push(c);
   if (c.status !== 'ready') await new Promise((r) => c.once('ready', r));
@@ -35,22 +36,26 @@ async function client(): Promise<Redis> {
 }
 
 const ready = (c: Redis) => until(() => c.status === 'ready', 'client ready again');
-const newPrefix = () => `o${randomBytes(6).toString('hex')}`;
+// "Redis never reachable" runs without a server: its keys go nowhere, so any fresh prefix serves.
+const newPrefix = () => server?.prefix('outage') ?? `o${randomBytes(6).toString('hex')}`;
+const OWN_SERVER = { ownServer: true };
+const describeWithRedis = redisDescribe(OWN_SERVER);
 
 beforeAll(async () => {
-  server = await startRedis();
+  if (redisWanted(OWN_SERVER)) server = await startRedis(OWN_SERVER);
 });
 beforeEach(async () => {
+  if (!server) return;
   if (!server.running) await server.restart();
   server.resume();
 });
 afterEach(async () => {
-  server.resume();
+  server?.resume();
   for (const a of apps.splice(0)) await a.close();
 });
 afterAll(async () => {
   for (const c of clients) if (c.status !== 'end') c.disconnect();
-  await server.stop();
+  await server?.stop();
 });
 
 interface Seen {
@@ -84,7 +89,7 @@ async function open(
 const burst = (port: number, user: string, n = 8) =>
   Promise.all(Array.from({ length: n }, () => post(port, { user })));
 
-describe.each(KINDS)('Redis killed and restarted mid-run (%s)', (kind: Kind) => {
+describeWithRedis.each(KINDS)('Redis killed and restarted mid-run (%s)', (kind: Kind) => {
   it('fail-open: per-process limits during the outage, shared limits again after it', async () => {
     const c = await client();
     const { mw, app, seen, prefix } = await open(kind, c, { onOutage: 'fail-open' });
@@ -151,7 +156,7 @@ describe.each(KINDS)('Redis killed and restarted mid-run (%s)', (kind: Kind) => 
   });
 });
 
-describe('Redis frozen (connected, never answers)', () => {
+describeWithRedis('Redis frozen (connected, never answers)', () => {
   it('fail-open: answers after the timeout from the insurance; late grants are given back; Redis resumes', async () => {
     const c = await client();
     // Slots are taken (limit 50) but never the reason for a refusal: the requests fall back at about the same time.

@@ -1,11 +1,11 @@
 /**
- * The Redis store against the shared store suite, on a real redis-server (started on a random loopback port).
+ * The Redis store against the shared store suite, on a real Redis (REDIS_URL, or a redis-server started on a
+ * random loopback port).
  */
-import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import { redisClientOptions } from '../../../middleware/limits/index';
 import { type RedisStore, createRedisStore } from '../../../middleware/limits/redis-store';
-import { type RedisServer, startRedis } from '../../support/redis';
+import { type RedisServer, redisDescribe, startRedis } from '../../support/redis';
 import { runStoreSuite } from '../../support/limits-store-suite';
 
 let server: RedisServer;
@@ -15,25 +15,25 @@ const renewErrors: Error[] = [];
 
 beforeAll(async () => {
   server = await startRedis();
-  client = new Redis(server.port, '127.0.0.1', { ...redisClientOptions });
+  client = new Redis(server.url, { ...redisClientOptions });
   client.on('error', () => {});
   if (client.status !== 'ready') await new Promise((r) => client.once('ready', r));
 });
 afterAll(async () => {
-  client.disconnect();
-  await server.stop();
+  client?.disconnect();
+  await server?.stop();
 });
 afterEach(() => {
   for (const s of stores.splice(0)) expect(s.slotCount).toBe(0); // every test gives its slots back
   expect(renewErrors).toEqual([]);
 });
 
-describe('Redis store', () => {
+redisDescribe()('Redis store', () => {
   runStoreSuite({
     newStore: async (windows) => {
       const store = createRedisStore({
         client,
-        keyPrefix: `s${randomBytes(6).toString('hex')}`,
+        keyPrefix: server.prefix('store'),
         windows,
         leaseMs: 60_000,
         onRenewError: (e) => renewErrors.push(e),

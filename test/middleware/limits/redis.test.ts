@@ -1,10 +1,9 @@
 /**
- * The limits middleware with a real Redis (redis-server started on a random loopback port).
+ * The limits middleware with a real Redis (REDIS_URL, or a redis-server started on a random loopback port).
  */
-import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import { type LimitsOptions, limits, redisClientOptions } from '../../../middleware/limits/index';
-import { type RedisServer, startRedis } from '../../support/redis';
+import { type RedisServer, redisDescribe, startRedis } from '../../support/redis';
 import {
   KINDS,
   type Kind,
@@ -25,7 +24,7 @@ let server: RedisServer;
 const clients: Redis[] = [];
 
 async function client(): Promise<Redis> {
-  const c = new Redis(server.port, '127.0.0.1', { ...redisClientOptions });
+  const c = new Redis(server.url, { ...redisClientOptions });
   c.on('error', () => {});
   clients.push(c);
   if (c.status !== 'ready') await new Promise((r) => c.once('ready', r));
@@ -37,7 +36,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const c of clients) if (c.status !== 'end') c.disconnect(); // a second disconnect() leaves a 2 s timer
-  await server.stop();
+  await server?.stop();
 });
 
 const apps: TestApp[] = [];
@@ -62,9 +61,10 @@ async function open(kind: Kind, o: LimitsOptions, prefix: string, redis?: Redis)
   return { mw, app };
 }
 
-const newPrefix = () => `t${randomBytes(6).toString('hex')}`;
+const newPrefix = () => server.prefix('limits');
+const describeWithRedis = redisDescribe();
 
-describe.each(KINDS)('limits, Redis store (%s)', (kind: Kind) => {
+describeWithRedis.each(KINDS)('limits, Redis store (%s)', (kind: Kind) => {
   it('exact counts under concurrency: N allowed, M > N parallel → exactly N pass (rpm)', async () => {
     const prefix = newPrefix();
     const { app } = await open(kind, { perUserRpm: 7 }, prefix);
@@ -126,7 +126,7 @@ describe.each(KINDS)('limits, Redis store (%s)', (kind: Kind) => {
   });
 });
 
-describe('limits, Redis store: replicas and leases', () => {
+describeWithRedis('limits, Redis store: replicas and leases', () => {
   it('two middleware instances on one Redis enforce one set of limits', async () => {
     const prefix = newPrefix();
     const a = await open('bare', { perUserRpm: 9, perUserConcurrency: 3 }, prefix);
