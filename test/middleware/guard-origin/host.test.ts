@@ -73,20 +73,32 @@ describe('guardOrigin() on what arrived', () => {
     const opts = { allowedHosts: ['a.example'] };
     const res = await raw(serve(opts), ['POST http://b.example/mcp HTTP/1.1', 'Host: a.example']);
     expect(res.status).toBe(403);
-    expect(res.body.error).toEqual({ code: 403, message: 'Host not allowed' });
+    // What was checked is the target's authority, and the refusal says so.
+    expect(res.body.error).toEqual({
+      code: 403,
+      message: 'Host not allowed',
+      data: { received: 'b.example', allowed: ['a.example'] },
+    });
     const same = await raw(serve(opts), ['POST http://A.example/mcp HTTP/1.1', 'Host: a.example']);
     expect(same).toEqual({ status: 200, body: 'ok' });
   });
 
   test.each([
-    ["allowedOrigins '*'", { allowedOrigins: '*' as const }],
-    ['the origin allowed', { allowedOrigins: ['http://x.example'] }],
-  ])('two Origin lines are 403 origin_not_allowed with %s', async (_what, opts) => {
+    ["allowedOrigins '*'", { allowedOrigins: '*' as const }, ['*']],
+    ['the origin allowed', { allowedOrigins: ['http://x.example'] }, ['http://x.example']],
+  ])('two Origin lines are 403 origin_not_allowed with %s', async (_what, opts, allowed) => {
     const head = ['GET /mcp HTTP/1.1', 'Host: a', 'Origin: http://x.example', 'Origin: http://x.example'];
     const res = await raw(serve(opts), head);
     expect(res).toEqual({
       status: 403,
-      body: { jsonrpc: '2.0', error: { code: 403, message: 'Origin must be sent once' } },
+      body: {
+        jsonrpc: '2.0',
+        error: {
+          code: 403,
+          message: 'Origin must be sent once',
+          data: { received: ['http://x.example', 'http://x.example'], allowed },
+        },
+      },
     });
   });
 
