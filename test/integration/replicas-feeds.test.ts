@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { McpTestClient } from '../../testing/index';
-import { type RedisServer, startRedis } from '../support/redis';
+import { type RedisServer, redisDescribe, startRedis } from '../support/redis';
 import { type Stream, envelope, modernHeaders, openStream } from '../support/streaming';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -76,7 +76,7 @@ function updates(st: Stream): number {
 }
 
 beforeAll(async () => {
-  redis = await startRedis();
+  redis = await startRedis({ ownServer: true });
 });
 afterAll(async () => {
   for (const s of streams) s.close();
@@ -84,7 +84,7 @@ afterAll(async () => {
   await redis.stop();
 });
 
-describe('two demo processes sharing one Redis', () => {
+redisDescribe({ ownServer: true })('two demo processes sharing one Redis', () => {
   let a: string;
   let b: string;
   beforeAll(async () => {

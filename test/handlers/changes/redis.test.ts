@@ -12,7 +12,7 @@ import { memoryResources, resources } from '../../../handlers/resources/index';
 import { type DispatchMiddleware, dispatch } from '../../../middleware/dispatch/index';
 import { type Platform, type Stack, stack } from '../../support/dispatch-harness';
 import { type JsonLogger, jsonLogger } from '../../support/json-logger';
-import { type RedisServer, startRedis } from '../../support/redis';
+import { type RedisServer, redisDescribe, startRedis } from '../../support/redis';
 import { type Stream, envelope, modernHeaders, openStream, until } from '../../support/streaming';
 
 const CHANNEL = 'test:changes';
@@ -35,7 +35,7 @@ const clients: Redis[] = [];
 
 /** The one place this file starts a redis-server. */
 async function startTestRedis(): Promise<RedisServer> {
-  return startRedis();
+  return startRedis({ ownServer: true });
 }
 
 function client(): Redis {
@@ -94,7 +94,7 @@ afterAll(async () => {
   await redis.stop();
 });
 
-describe('options', () => {
+redisDescribe({ ownServer: true })('options', () => {
   test('refused when the feed is created', () => {
     const c = new Redis(redis.url, { ...redisClientOptions, lazyConnect: true });
     try {
@@ -118,7 +118,7 @@ describe('options', () => {
   });
 });
 
-describe('two replicas on one Redis', () => {
+redisDescribe({ ownServer: true })('two replicas on one Redis', () => {
   let a: Replica;
   let b: Replica;
   beforeAll(async () => {
