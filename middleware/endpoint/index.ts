@@ -181,7 +181,7 @@ function buildParts(c: EndpointConfig): { parts: McpEndpointParts; auth: Auth } 
   const { logger, body } = c;
   const auditMw = c.audit && audit(c.audit);
   const metricsMw = c.metrics && metrics(c.metrics);
-  const origin = guardOrigin(c.origin);
+  const origin = guardOrigin(withLogger(c.origin, logger));
   const methods = methodGuard();
   const limiter = c.limits && limits(withLogger(limitsOptions(c.limits, metricsMw), logger));
   const redactor = c.redact && redact(c.redact);
