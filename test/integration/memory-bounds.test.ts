@@ -75,16 +75,25 @@ async function startServer(): Promise<Child> {
   return { proc, url: `http://127.0.0.1:${port}/mcp`, stderr: () => err, exited: () => exited };
 }
 
-/** POST one message whose method is `method`; the status, or the transport error when the server is gone. */
-async function send(url: string, method: string, id?: number): Promise<number | string> {
+/**
+ * POST one message whose method is `method`, on a connection of its own (no keep-alive: an idle socket the
+ * server closes between two sends would look like a dropped request); the status, or the transport error.
+ */
+function send(url: string, method: string, id?: number): Promise<number | string> {
   const body = JSON.stringify(id === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', id, method });
-  try {
-    const r = await fetch(url, { method: 'POST', headers: HEADERS, body });
-    await r.arrayBuffer();
-    return r.status;
-  } catch (e) {
-    return String(e);
-  }
+  return new Promise((resolve) => {
+    const req = http.request(
+      url,
+      { method: 'POST', agent: false, headers: { ...HEADERS, 'Content-Length': Buffer.byteLength(body) } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('error', (e) => resolve(String(e)));
+      },
+    );
+    req.on('error', (e) => resolve(String(e)));
+    req.end(body);
+  });
 }
 
 /** A name of `NAME_LENGTH` characters, distinct per `i`. */
