@@ -221,6 +221,13 @@ describe('responseText', () => {
     );
   });
 
+  test('members between carried ones keep their order, a member named __proto__ included', () => {
+    const once = encodedOnce({ tools: [{ name: 'a' }], more: { b: 1 } });
+    const result = JSON.parse('{"__proto__":{"x":1},"1":2,"k":"v"}') as Record<string, unknown>;
+    Object.assign(result, { tools: once.tools, mid: [3], more: once.more, last: null });
+    expect(responseText(7, result)).toBe(JSON.stringify({ jsonrpc: '2.0', id: 7, result }));
+  });
+
   test('uses the carried text, not a serialization of the member', () => {
     const once = encodedOnce({ tools: [{ name: 'a' }] });
     const stringify = jest.spyOn(JSON, 'stringify');
