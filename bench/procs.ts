@@ -42,6 +42,7 @@ export const SERVERS: readonly ServerSpec[] = Object.freeze([
   { id: 'mcpware-express', label: 'mcpware full stack in Express 5', modern: true },
 
   { id: 'mcpware-node', label: 'mcpware full stack on node:http', modern: true },
+  { id: 'mcpware-node-redis', label: 'mcpware full stack on node:http, limits in Redis', modern: true },
   { id: 'mcpware-minimal', label: 'mcpware minimal on node:http', modern: true },
   {
     id: 'mcpware-node-small-heap',

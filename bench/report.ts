@@ -148,6 +148,12 @@ const TARGETS: Target[] = [
   { name: 'full stack in Express ≥ 4.5 × SDK v2', a: 'mcpware-express', b: 'sdk-v2', min: 4.5 },
   { name: 'full stack on node:http ≥ 0.5 × bare node:http', a: 'mcpware-node', b: 'bare', min: 0.5 },
   { name: 'minimal on node:http ≥ 0.7 × bare node:http', a: 'mcpware-minimal', b: 'bare', min: 0.7 },
+  {
+    name: 'full stack, limits in Redis ≥ 0.85 × limits in memory',
+    a: 'mcpware-node-redis',
+    b: 'mcpware-node',
+    min: 0.85,
+  },
 ];
 
 /**

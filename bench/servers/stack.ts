@@ -4,8 +4,8 @@
  *
  * Full stack, in mounting order: audit (winston, to a file), metrics (its own prom-client Registry),
  * guardOrigin, methodGuard, parse, rejectBatch, classifyRevision, checkHeaders (with the registry's
- * x-mcp-header lookup), apiKeyAuth (requests carry `Authorization: Bearer <key>`), limits (in memory, every
- * limit on but far too high to refuse; its hooks feed the metrics), redact (mask), dispatch (a ToolRegistry
+ * x-mcp-header lookup), apiKeyAuth (requests carry `Authorization: Bearer <key>`), limits (in memory, or in
+ * Redis for `mcpware-node-redis`; every limit on but far too high to refuse; its hooks feed the metrics), redact (mask), dispatch (a ToolRegistry
  * holding the echo tool).
  *
  * Minimal stack: parse, classifyRevision, dispatch.
@@ -23,7 +23,7 @@ import { checkHeaders } from '../../middleware/check-headers/index.js';
 import { classifyRevision } from '../../middleware/classify-revision/index.js';
 import { dispatch } from '../../middleware/dispatch/index.js';
 import { guardOrigin } from '../../middleware/guard-origin/index.js';
-import { limits } from '../../middleware/limits/index.js';
+import { type RedisClientLike, limits } from '../../middleware/limits/index.js';
 import { methodGuard } from '../../middleware/method-guard/index.js';
 import { metrics } from '../../middleware/metrics/index.js';
 import { parse } from '../../middleware/parse/index.js';
@@ -96,8 +96,11 @@ export interface Stack {
   stats: StatsProvider;
 }
 
-/** The full stack. `name` names the audit log file under `outDir`. */
-export function fullStack(name: string, outDir: string): Stack {
+/**
+ * The full stack. `name` names the audit log file under `outDir`. With `redis` the limits live in that Redis
+ * (fail-open), as replicas share them.
+ */
+export function fullStack(name: string, outDir: string, redis?: RedisClientLike): Stack {
   const tools = registry();
   const auditFile = path.join(outDir, `audit-${name}.log`);
   const auditLogger = winston.createLogger({
@@ -127,7 +130,7 @@ export function fullStack(name: string, outDir: string): Stack {
     perUserConcurrency: NEVER,
     globalConcurrency: NEVER,
     costBudgetPerHour: NEVER,
-    store: 'memory',
+    store: redis ? { redis, onOutage: 'fail-open' } : 'memory',
     hooks: m.limiterHooks(),
     logger: quietLogger,
   });

@@ -49,7 +49,7 @@ const CASES = SERVERS.flatMap((spec) =>
 );
 
 describe('every benchmark server answers every workload it supports', () => {
-  test('the list covers the seven compared servers, the Express ceiling and the heap-capped variant', () => {
+  test('the list covers the seven compared servers, the Express ceiling, the Redis and heap-capped variants', () => {
     expect(SERVERS.map((s) => s.id)).toEqual([
       'bare',
       'express',
@@ -58,11 +58,12 @@ describe('every benchmark server answers every workload it supports', () => {
       'sdk-v2',
       'mcpware-express',
       'mcpware-node',
+      'mcpware-node-redis',
       'mcpware-minimal',
       'mcpware-node-small-heap',
     ]);
     // SDK v1 speaks only the legacy revision; every other server both.
-    expect(CASES).toHaveLength(9 * 4 - 2);
+    expect(CASES).toHaveLength(10 * 4 - 2);
   });
 
   test.each(CASES)(
