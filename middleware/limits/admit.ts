@@ -1,13 +1,12 @@
 /**
- * Admission: the four checks of a POST, in order, each written once over values that may be promises, so the
- * memory store decides synchronously and the Redis store asynchronously; the refusals; and what happens when an
- * admitted request's response closes.
+ * Admission: the four checks of a POST, asked of the limiter in one operation that the memory store answers
+ * synchronously and the Redis store in one script call; the refusals; and what happens when an admitted
+ * request's response closes.
  * @see docs/middleware/limits.md
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Refusal, refusal } from '../../lib/errors.js';
 import {
-  CONCURRENCY_RETRY_MS,
   type InflightScope,
   LIMIT_MESSAGES,
   type LimitReason,
@@ -15,13 +14,12 @@ import {
   retryAfterSeconds,
   workMs,
 } from '../../lib/limits.js';
-import { type MaybePromise, isThenable } from '../internal/maybe-promise.js';
+import { isThenable } from '../internal/maybe-promise.js';
 import { parseRequest } from '../internal/parse-step.js';
 import { principalKey } from '../../lib/principal.js';
 import { sendInternalError, sendRefusal } from '../internal/respond.js';
-import { type Limiter, type Slot, StoreUnavailableError } from './limiter.js';
+import { type Limiter, StoreUnavailableError, type Ticket, type Verdict } from './limiter.js';
 import type { LimitsConfig } from './options.js';
-import type { BudgetUse, RpmResult } from './store.js';
 
 const NAME = 'limits';
 
@@ -38,20 +36,12 @@ interface Attempt {
   readonly key: string;
   /** A subscriptions/listen stream: it takes no concurrency slot. */
   readonly longLived: boolean;
-  /** The slots taken so far; emptied as they are given back, so each is released once. */
-  readonly held: Slot[];
+  /** The admission's ticket until it is given back, so that it is released once. */
+  ticket: Ticket | undefined;
   /** The response closed (finished, or the client went away). */
   closed: boolean;
   /** When the request was admitted (`performance.now()`); -1 until then. */
   admittedAt: number;
-}
-
-/** Why a check refused, or `'gone'`: the client left before the checks ended. */
-type Verdict = { reason: LimitReason; waitMs: number } | 'gone' | undefined;
-/** One check: what it asks the limiter, and how it reads the answer. */
-interface Check<T> {
-  ask(a: Attempt): MaybePromise<T>;
-  judge(a: Attempt, answer: T): Verdict;
 }
 
 export interface Admission {
@@ -113,93 +103,38 @@ async function sendUnavailable(req: IncomingMessage, res: ServerResponse) {
 }
 
 /**
- * The checks of the limits that are on, in their order: the budget, a per-user slot, a global slot, one request
- * of the minute window. `hold` keeps a slot a check took.
- */
-function checksOf(
-  config: LimitsConfig,
-  limiter: Limiter,
-  hold: (a: Attempt, slot: Slot) => void,
-): Check<unknown>[] {
-  const budget: Check<BudgetUse | null> = {
-    ask: (a) => limiter.budgetUsed(a.key),
-    judge: (_a, use) =>
-      use && use.used >= config.costBudgetPerHour
-        ? { reason: 'cost_budget', waitMs: use.msBeforeNext }
-        : undefined,
-  };
-
-  const slot = (scope: InflightScope, limit: number, reason: LimitReason): Check<Slot | undefined> => ({
-    ask: (a) => (a.longLived ? undefined : limiter.acquire(scope, scope === 'global' ? 'all' : a.key, limit)),
-    judge(a, s) {
-      if (a.longLived) return undefined;
-      if (!s) return { reason, waitMs: CONCURRENCY_RETRY_MS };
-      hold(a, s);
-      return undefined;
-    },
-  });
-
-  const rpm: Check<RpmResult> = {
-    ask: (a) => limiter.takeRpm(a.key),
-    judge: (_a, r) => (r.ok ? undefined : { reason: 'rpm', waitMs: r.msBeforeNext }),
-  };
-
-  const checks: Check<unknown>[] = [];
-  if (config.costBudgetPerHour > 0) checks.push(budget);
-  if (config.perUserConcurrency > 0) checks.push(slot('user', config.perUserConcurrency, 'user_concurrent'));
-  if (config.globalConcurrency > 0)
-    checks.push(slot('global', config.globalConcurrency, 'global_concurrent'));
-  if (config.perUserRpm > 0) checks.push(rpm);
-
-  return checks;
-}
-
-/**
- * The admission of one middleware. The checks run in order and stop at the first refusal, so that a refusal
- * by an earlier one takes nothing from a later one. A refusal gives back the slots taken; an admitted request
- * gives them back when its response closes, and its work is added to the budget then.
+ * The admission of one middleware. The limiter runs the checks in order and stops at the first refusal, so that
+ * a refusal by an earlier one takes nothing from a later one. An admitted request gives its slots back when its
+ * response closes, and its work is added to the budget then, in the same call; a client gone before the verdict
+ * gives them back at once.
  */
 export function createAdmission(config: LimitsConfig, limiter: Limiter): Admission {
   const { hooks, logger } = config;
   const inflight: Record<InflightScope, number> = { user: 0, global: 0 };
 
-  const count = (scope: InflightScope, delta: number): void => {
-    inflight[scope] += delta;
-    hooks.onInflight(scope, inflight[scope]);
+  const count = (held: Ticket['held'], delta: number): void => {
+    if (held.user) hooks.onInflight('user', (inflight.user += delta));
+    if (held.global) hooks.onInflight('global', (inflight.global += delta));
   };
 
-  const releaseAll = (a: Attempt): void => {
-    for (let slot = a.held.shift(); slot; slot = a.held.shift()) {
-      limiter.release(slot);
-      count(slot.scope, -1);
-    }
-  };
-
-  const checks = checksOf(config, limiter, (a, slot) => {
-    a.held.push(slot);
-    count(slot.scope, 1);
-  });
-
-  /** The checks from `from` on; stops at the first refusal, or when the client has gone. */
-  const runChecks = (a: Attempt, from: number): MaybePromise<Verdict> => {
-    for (let i = from; i < checks.length; i++) {
-      if (a.closed) return 'gone';
-      const check = checks[i]!;
-      const answer = check.ask(a);
-      if (isThenable(answer)) {
-        return (answer as Promise<unknown>).then((x) => check.judge(a, x) ?? runChecks(a, i + 1));
-      }
-      const verdict = check.judge(a, answer);
-      if (verdict !== undefined) return verdict;
-    }
-    return undefined;
+  /** Give the ticket back, with `chargeMs` of work. */
+  const releaseAll = (a: Attempt, chargeMs: number): void => {
+    const t = a.ticket;
+    a.ticket = undefined;
+    if (!t) return;
+    count(t.held, -1);
+    if (t.held.user || t.held.global || chargeMs > 0) limiter.release(t, chargeMs);
   };
 
   const decide = (a: Attempt, verdict: Verdict, next: () => void): void => {
-    if (verdict === undefined && a.closed) verdict = 'gone';
-    if (verdict !== undefined) {
-      releaseAll(a);
-      if (verdict !== 'gone') refuse(a, verdict.reason, verdict.waitMs);
+    if (!verdict.ok) {
+      refuse(a, verdict.reason, verdict.waitMs);
+      return;
+    }
+    a.ticket = verdict.ticket;
+    count(verdict.ticket.held, 1);
+    if (a.closed) {
+      releaseAll(a, 0); // the client left before the verdict
       return;
     }
     a.admittedAt = performance.now();
@@ -216,7 +151,7 @@ export function createAdmission(config: LimitsConfig, limiter: Limiter): Admissi
 
   /** A check or next() threw: a store that cannot answer is a 503, anything else a 500. */
   const fail = (a: Attempt, e: unknown): void => {
-    if (a.admittedAt < 0) releaseAll(a);
+    if (a.admittedAt < 0) releaseAll(a, 0);
     if (!(e instanceof StoreUnavailableError)) {
       sendInternalError(a.req, a.res, e, NAME, logger);
       return;
@@ -227,12 +162,11 @@ export function createAdmission(config: LimitsConfig, limiter: Limiter): Admissi
   /** The response closed: an admitted request gives its slots back and adds its work to the budget. */
   const settle = (a: Attempt): void => {
     a.closed = true;
-    if (a.admittedAt < 0) return; // before admission, the checks see `closed` and give the slots back
-    releaseAll(a);
-    if (config.costBudgetPerHour === 0) return;
+    if (a.admittedAt < 0) return; // before admission, the verdict sees `closed` and gives the slots back
+    if (config.costBudgetPerHour === 0) return releaseAll(a, 0);
     const work = workMs(a.req.locals?.chargedMs, performance.now() - a.admittedAt);
     hooks.onCharge(work.ms, work.source);
-    if (work.ms > 0) limiter.charge(a.key, work.ms);
+    releaseAll(a, work.ms);
   };
 
   return {
@@ -243,13 +177,13 @@ export function createAdmission(config: LimitsConfig, limiter: Limiter): Admissi
         res,
         key: principalKey(req.locals?.principal),
         longLived: isLongLived(req),
-        held: [],
+        ticket: undefined,
         closed: false,
         admittedAt: -1,
       };
       res.once('close', () => settle(a));
       try {
-        const verdict = runChecks(a, 0);
+        const verdict = limiter.admit(a.key, !a.longLived);
         if (!isThenable(verdict)) decide(a, verdict, next);
         else verdict.then((v) => decide(a, v, next)).catch((e: unknown) => fail(a, e));
       } catch (e) {

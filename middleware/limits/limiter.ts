@@ -1,19 +1,22 @@
 /**
  * The limiter: a primary store, and when the primary is Redis, the outage policy around it (a bounded wait per
- * answer, then the fail-open insurance or a refusal), the slots' names, and the release and charge that follow a
- * request.
+ * answer, then the fail-open insurance or a refusal), the admissions' names, and the release and charge that
+ * follow a request.
  * @see docs/middleware/limits.md
  */
 import { McpwareError } from '../../lib/errors.js';
 import { randomBytes } from 'node:crypto';
-import { BUDGET_WINDOW_SECONDS, type InflightScope, RPM_WINDOW_SECONDS } from '../../lib/limits.js';
+import { BUDGET_WINDOW_SECONDS, type LimitReason, RPM_WINDOW_SECONDS } from '../../lib/limits.js';
 import { log } from '../internal/log.js';
 import { type MaybePromise, isThenable } from '../internal/maybe-promise.js';
 import type { Logger } from '../types.js';
 import { type MemoryStore, createMemoryStore } from './memory-store.js';
 import type { LimitsConfig, LimitsHooks } from './options.js';
 import { type RedisStore, createRedisStore } from './redis-store.js';
-import type { BudgetUse, LimitsStore, RpmResult, StoreWindows } from './store.js';
+import { type AdmitResult, type Held, type LimitsStore, NO_SLOTS, type StoreLimits } from './store.js';
+
+/** What a release given up on gives back: whatever the admission may have taken. */
+const ALL_SLOTS: Held = Object.freeze({ user: true, global: true });
 
 /** The store could not answer and the policy is fail-closed: the request gets a 503. */
 export class StoreUnavailableError extends McpwareError<'ERR_LIMITS_STORE_UNAVAILABLE'> {
@@ -31,13 +34,18 @@ export class StoreTimeoutError extends McpwareError<'ERR_LIMITS_STORE_TIMEOUT'> 
   }
 }
 
-/** A concurrency slot a request holds, and the store that holds it. */
-export interface Slot {
-  readonly scope: InflightScope;
+/** An admitted request: the slots it holds, and the store that holds them. */
+export interface Ticket {
   readonly key: string;
   readonly token: string;
+  readonly held: Held;
   readonly store: LimitsStore;
 }
+
+/** The limiter's verdict: admitted with its ticket, or the first check that refused. */
+export type Verdict =
+  | { readonly ok: true; readonly ticket: Ticket }
+  | { readonly ok: false; readonly reason: LimitReason; readonly waitMs: number };
 
 /** What to do when the primary (Redis) fails. */
 export interface OutageOptions {
@@ -52,14 +60,13 @@ export interface OutageOptions {
 }
 
 export interface Limiter {
-  budgetUsed(key: string): MaybePromise<BudgetUse | null>;
-  takeRpm(key: string): MaybePromise<RpmResult>;
-  /** A slot of `scope` for `key`, or undefined when `limit` are taken. */
-  acquire(scope: InflightScope, key: string, limit: number): MaybePromise<Slot | undefined>;
-  /** Give a slot back where it was taken; never throws, and a release lost in an outage is reported. */
-  release(slot: Slot): void;
-  /** Add work to the key's budget; a charge lost in an outage is reported and dropped. */
-  charge(key: string, ms: number): void;
+  /** The checks of one request for `key` (see {@link LimitsStore.admit}); `slots` false takes no slot. */
+  admit(key: string, slots: boolean): MaybePromise<Verdict>;
+  /**
+   * Give the ticket's slots back where they were taken and add `chargeMs` to the key's budget; never throws. A
+   * release lost in an outage is reported (the slots' leases run out); its charge goes to the insurance.
+   */
+  release(ticket: Ticket, chargeMs: number): void;
   /** Report a lost operation of the primary (a renewal). */
   dropped(error: Error): void;
   /** True while the primary is considered unreachable. */
@@ -151,48 +158,42 @@ export function createLimiter(primary: LimitsStore, outage?: OutageOptions): Lim
     throw new StoreUnavailableError(err);
   };
 
-  const release = (slot: Slot): void => {
-    const r = slot.store.release(slot.scope, slot.key, slot.token);
+  const verdictOf = (key: string, token: string, r: AdmitResult, store: LimitsStore): Verdict =>
+    r.ok ? { ok: true, ticket: { key, token, held: r.held, store } } : r;
+
+  const release = (t: Ticket, chargeMs: number): void => {
+    const r = t.store.release(t.key, t.token, t.held, chargeMs);
     if (!isThenable(r) || !outage) return;
-    // A lost release is harmless: the slot's lease runs out.
-    withTimeout(r, outage.timeoutMs).catch((e: unknown) => failed(outage, asError(e), 'dropped'));
+    // A lost release is harmless: the slots' leases run out. Its work still counts, in this process's memory.
+    withTimeout(r, outage.timeoutMs).catch((e: unknown) => {
+      failed(outage, asError(e), 'dropped');
+      if (chargeMs > 0) outage.insurance?.release(t.key, '', NO_SLOTS, chargeMs);
+    });
   };
 
   // Without an outage policy each call goes to the primary as it is, so a synchronous store answers synchronously.
   return {
-    budgetUsed: (key) => (outage ? guarded(outage, (s) => s.budgetUsed(key)) : primary.budgetUsed(key)),
-    takeRpm: (key) => (outage ? guarded(outage, (s) => s.takeRpm(key)) : primary.takeRpm(key)),
-    acquire(scope, key, limit) {
-      // Only Redis names its slots: there they are members of a set that every replica shares.
+    admit(key, slots) {
+      // Only Redis names its admissions: there the slots are members of sets that every replica shares.
       const token = primary.name === 'redis' ? `${instance}:${++seq}` : '';
-      const slot: { -readonly [K in keyof Slot]: Slot[K] } = { scope, key, token, store: primary };
-      const granted = outage
-        ? guarded(
-            outage,
-            (s) => {
-              slot.store = s;
-              return s.acquire(scope, key, limit, token);
-            },
-            // Given up on: Redis may still grant the slot later. Release it now; the ZREM queues behind the acquire.
-            () => release({ scope, key, token, store: primary }),
-          )
-        : primary.acquire(scope, key, limit, token);
-      if (isThenable(granted)) return granted.then((ok) => (ok ? slot : undefined));
-      return granted ? slot : undefined;
+      if (!outage) {
+        const r = primary.admit(key, token, slots);
+        return isThenable(r)
+          ? r.then((v) => verdictOf(key, token, v, primary))
+          : verdictOf(key, token, r, primary);
+      }
+      let store = primary;
+      return guarded(
+        outage,
+        (s) => {
+          store = s;
+          return s.admit(key, token, slots);
+        },
+        // Given up on: Redis may still take the slots later. Release them now; the release queues behind.
+        () => release({ key, token, held: ALL_SLOTS, store: primary }, 0),
+      ).then((v) => verdictOf(key, token, v, store));
     },
     release,
-    charge(key, ms) {
-      if (!outage) {
-        void primary.chargeBudget(key, ms);
-        return;
-      }
-      guarded(outage, (s) => s.chargeBudget(key, ms)).catch((e: unknown) => {
-        // A store failure was reported already; anything else is unexpected.
-        if (!(e instanceof StoreUnavailableError)) {
-          log(outage.logger, 'error', 'limits: charging the budget failed', { error: asError(e).message });
-        }
-      });
-    },
     dropped: (e) => {
       if (outage) failed(outage, e, 'dropped');
     },
@@ -212,7 +213,10 @@ export function createStores(config: LimitsConfig): {
   redis: RedisStore | undefined;
 } {
   const { store } = config;
-  const windows: StoreWindows = {};
+  const windows: StoreLimits = {
+    userSlots: config.perUserConcurrency,
+    globalSlots: config.globalConcurrency,
+  };
   if (config.perUserRpm > 0) windows.rpm = { limit: config.perUserRpm, seconds: RPM_WINDOW_SECONDS };
   if (config.costBudgetPerHour > 0) {
     windows.budget = { limit: config.costBudgetPerHour, seconds: BUDGET_WINDOW_SECONDS };
@@ -222,7 +226,7 @@ export function createStores(config: LimitsConfig): {
   const redis = createRedisStore({
     client: store.client,
     keyPrefix: store.keyPrefix,
-    windows,
+    limits: windows,
     leaseMs: store.slotLeaseMs,
     onRenewError: (e) => limiter.dropped(e),
     logger: config.logger,

@@ -3,16 +3,13 @@
  * Every answer is synchronous.
  * @see docs/middleware/limits.md
  */
-import { FixedWindows, type InflightScope } from '../../lib/limits.js';
-import type { BudgetUse, LimitsStore, RpmResult, StoreWindows } from './store.js';
+import { CONCURRENCY_RETRY_MS, FixedWindows } from '../../lib/limits.js';
+import type { AdmitResult, Held, LimitsStore, StoreLimits } from './store.js';
 
 export interface MemoryStore extends LimitsStore {
   readonly name: 'memory';
-  budgetUsed(key: string): BudgetUse | null;
-  chargeBudget(key: string, ms: number): void;
-  takeRpm(key: string): RpmResult;
-  acquire(scope: InflightScope, key: string, limit: number): boolean;
-  release(scope: InflightScope, key: string): void;
+  admit(key: string, token: string, slots: boolean): AdmitResult;
+  release(key: string, token: string, held: Held, chargeMs: number): void;
   /** Keys holding at least one slot, both scopes together. */
   readonly slotKeys: number;
 }
@@ -44,37 +41,58 @@ class Semaphore {
   }
 }
 
-const RPM_OK: RpmResult = Object.freeze({ ok: true });
+const GLOBAL = 'all';
+const held = (user: boolean, global: boolean): AdmitResult =>
+  Object.freeze({ ok: true, held: Object.freeze({ user, global }) });
+/** The admitted verdicts, shared: by the slots taken, user then global. */
+const ADMITTED = [held(false, false), held(false, true), held(true, false), held(true, true)] as const;
 
 /**
  * A memory store. The windows are {@link FixedWindows} over `performance.now()`, a clock that does not go back
  * when the wall clock is set.
  */
-export function createMemoryStore(windows: StoreWindows): MemoryStore {
-  const rpmLimit = windows.rpm?.limit ?? 0;
-  const rpm = windows.rpm ? new FixedWindows(windows.rpm.seconds * 1000) : undefined;
-  const budget = windows.budget ? new FixedWindows(windows.budget.seconds * 1000) : undefined;
-  const slots: Record<InflightScope, Semaphore> = { user: new Semaphore(), global: new Semaphore() };
+export function createMemoryStore(limits: StoreLimits): MemoryStore {
+  const { userSlots, globalSlots } = limits;
+  const rpmLimit = limits.rpm?.limit ?? 0;
+  const budgetLimit = limits.budget?.limit ?? 0;
+  const rpm = limits.rpm ? new FixedWindows(limits.rpm.seconds * 1000) : undefined;
+  const budget = limits.budget ? new FixedWindows(limits.budget.seconds * 1000) : undefined;
+  const users = new Semaphore();
+  const global = new Semaphore();
+
+  const giveBack = (key: string, user: boolean, all: boolean): void => {
+    if (user) users.release(key);
+    if (all) global.release(GLOBAL);
+  };
+
   return {
     name: 'memory',
-    budgetUsed(key) {
+    admit(key, _token, slots) {
       const now = performance.now();
-      const used = budget!.count(key, now);
-      // Only a charge above 0 opens a window, so an open window has a count.
-      return used > 0 ? { used, msBeforeNext: budget!.msLeft(key, now) } : null;
+      if (budget && budget.count(key, now) >= budgetLimit) {
+        return { ok: false, reason: 'cost_budget', waitMs: budget.msLeft(key, now) };
+      }
+      const user = slots && userSlots > 0;
+      if (user && !users.tryAcquire(key, userSlots)) {
+        return { ok: false, reason: 'user_concurrent', waitMs: CONCURRENCY_RETRY_MS };
+      }
+      const all = slots && globalSlots > 0;
+      if (all && !global.tryAcquire(GLOBAL, globalSlots)) {
+        giveBack(key, user, false);
+        return { ok: false, reason: 'global_concurrent', waitMs: CONCURRENCY_RETRY_MS };
+      }
+      if (rpm && rpm.add(key, 1, now) > rpmLimit) {
+        giveBack(key, user, all);
+        return { ok: false, reason: 'rpm', waitMs: rpm.msLeft(key, now) };
+      }
+      return ADMITTED[(user ? 2 : 0) + (all ? 1 : 0)]!;
     },
-    chargeBudget(key, ms) {
-      budget!.add(key, ms, performance.now());
+    release(key, _token, held, chargeMs) {
+      giveBack(key, held.user, held.global);
+      if (budget && chargeMs > 0) budget.add(key, chargeMs, performance.now());
     },
-    takeRpm(key) {
-      const now = performance.now();
-      if (rpm!.add(key, 1, now) <= rpmLimit) return RPM_OK;
-      return { ok: false, msBeforeNext: rpm!.msLeft(key, now) };
-    },
-    acquire: (scope, key, limit) => slots[scope].tryAcquire(key, limit),
-    release: (scope, key) => slots[scope].release(key),
     get slotKeys() {
-      return slots.user.size + slots.global.size;
+      return users.size + global.size;
     },
   };
 }

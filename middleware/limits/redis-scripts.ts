@@ -1,6 +1,7 @@
 /**
- * The Lua scripts of the Redis store's concurrency slots. Each runs atomically in Redis, so the count and the
- * take, or the renewal and the pruning, cannot interleave with another replica's.
+ * The Lua scripts of the Redis store. Each runs atomically in Redis, so an admission's checks and takes, a
+ * release, or a renewal cannot interleave with another replica's. Times are Redis server time (TIME), so the
+ * replicas' clocks do not matter.
  * @see docs/middleware/limits.md
  */
 import { createHash } from 'node:crypto';
@@ -16,21 +17,96 @@ function script(lua: string): Script {
   return { lua, sha: createHash('sha1').update(lua).digest('hex') };
 }
 
-/**
- * Take a slot: drop lapsed slots, count, add ours scored by its expiry (Redis server time, so replicas' clocks do
- * not matter), and let the whole key expire with its latest slot.
- * KEYS[1] the slot set; ARGV limit, lease in ms, token. Returns {1, count} or {0, count}.
- */
-export const ACQUIRE = script(`
+/** `now`, Redis server time in ms. */
+const NOW = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-local n = redis.call('ZCARD', KEYS[1])
-if n >= tonumber(ARGV[1]) then return {0, n} end
-redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
-local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-redis.call('PEXPIREAT', KEYS[1], last[2])
-return {1, n + 1}
+`;
+
+/**
+ * Take a slot of the sorted set `k` (members are tokens scored by their expiry): drop lapsed slots, count, add
+ * ours, and let the whole key expire with its latest slot. False when `limit` are taken.
+ */
+const TAKE = `
+local function take(k, limit, lease, token)
+  redis.call('ZREMRANGEBYSCORE', k, '-inf', now)
+  if redis.call('ZCARD', k) >= limit then return false end
+  redis.call('ZADD', k, now + lease, token)
+  local last = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')
+  redis.call('PEXPIREAT', k, last[2])
+  return true
+end
+`;
+
+/**
+ * Admission: the budget, a user slot, a global slot, one request of the minute window, in order; the first
+ * refusal ends the checks and gives back the slots taken. A check whose limit is 0 is off (its key is not
+ * touched). A refused request still counts in the minute window, as in memory.
+ * KEYS budget, user slots, global slots, minute window (one hash slot in a cluster: there the global check is
+ * off and runs apart). ARGV budget limit, user limit, global limit, rpm limit, rpm window ms, lease ms, token.
+ * Returns {0, user taken, global taken} or {refusal, ms before the window ends}: 1 budget, 2 user, 3 global,
+ * 4 rpm.
+ */
+export const ADMIT = script(`${NOW}${TAKE}
+local budget, user, global, rpm = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local lease, token = tonumber(ARGV[6]), ARGV[7]
+if budget > 0 then
+  local used = tonumber(redis.call('GET', KEYS[1]) or '0')
+  if used >= budget then return {1, math.max(redis.call('PTTL', KEYS[1]), 1)} end
+end
+if user > 0 and not take(KEYS[2], user, lease, token) then return {2, 0} end
+if global > 0 and not take(KEYS[3], global, lease, token) then
+  if user > 0 then redis.call('ZREM', KEYS[2], token) end
+  return {3, 0}
+end
+if rpm > 0 then
+  local n = redis.call('INCR', KEYS[4])
+  local ttl = redis.call('PTTL', KEYS[4])
+  if ttl < 0 then
+    ttl = tonumber(ARGV[5])
+    redis.call('PEXPIRE', KEYS[4], ttl)
+  end
+  if n > rpm then
+    if user > 0 then redis.call('ZREM', KEYS[2], token) end
+    if global > 0 then redis.call('ZREM', KEYS[3], token) end
+    return {4, ttl}
+  end
+end
+return {0, user > 0 and 1 or 0, global > 0 and 1 or 0}
+`);
+
+/**
+ * Release: give back the slots of `token` and add the work to the budget, opening its window when none is open.
+ * KEYS budget, user slots, global slots (one hash slot). ARGV token, user held (1/0), global held, work ms,
+ * budget window ms.
+ */
+export const RELEASE = script(`
+if ARGV[2] == '1' then redis.call('ZREM', KEYS[2], ARGV[1]) end
+if ARGV[3] == '1' then redis.call('ZREM', KEYS[3], ARGV[1]) end
+local ms = tonumber(ARGV[4])
+if ms > 0 then
+  redis.call('INCRBY', KEYS[1], ms)
+  if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[5])) end
+end
+return 1
+`);
+
+/** A cluster's global check, apart from the user's. KEYS the global slots; ARGV limit, lease ms, token. */
+export const ACQUIRE = script(`${NOW}${TAKE}
+return take(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]) and 1 or 0
+`);
+
+/**
+ * A cluster's global check refused after the user's admitted: give back the user slot and the request counted
+ * in the minute window (a window it opened goes with it). KEYS user slots, minute window; ARGV token, user
+ * held (1/0), rpm on (1/0).
+ */
+export const GIVE_BACK = script(`
+if ARGV[2] == '1' then redis.call('ZREM', KEYS[1], ARGV[1]) end
+if ARGV[3] == '1' and redis.call('EXISTS', KEYS[2]) == 1 then
+  if redis.call('DECR', KEYS[2]) <= 0 then redis.call('DEL', KEYS[2]) end
+end
+return 1
 `);
 
 /**
@@ -38,9 +114,7 @@ return {1, n + 1}
  * and move the key's expiry to its latest slot.
  * KEYS[1] the slot set; ARGV lease in ms, then the tokens. Returns the set's size.
  */
-export const RENEW = script(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+export const RENEW = script(`${NOW}
 local exp = now + tonumber(ARGV[1])
 for i = 2, #ARGV do redis.call('ZADD', KEYS[1], 'XX', exp, ARGV[i]) end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
@@ -49,17 +123,19 @@ if last[2] then redis.call('PEXPIREAT', KEYS[1], last[2]) end
 return redis.call('ZCARD', KEYS[1])
 `);
 
-/** EVALSHA, loading the script with EVAL when Redis does not know it (first use, or after a restart). */
+/** EVALSHA, loading the script with EVAL when Redis does not know it (first use, after a restart, a new node). */
 export async function runScript(
   client: RedisClientLike,
   s: Script,
-  key: string,
+  keys: readonly string[],
   args: readonly (string | number)[],
 ): Promise<unknown> {
   try {
-    return await client.evalsha(s.sha, 1, key, ...args);
+    return await client.evalsha(s.sha, keys.length, ...keys, ...args);
   } catch (e) {
-    if (e instanceof Error && e.message.startsWith('NOSCRIPT')) return client.eval(s.lua, 1, key, ...args);
+    if (e instanceof Error && e.message.startsWith('NOSCRIPT')) {
+      return client.eval(s.lua, keys.length, ...keys, ...args);
+    }
     throw e;
   }
 }

@@ -1,22 +1,25 @@
 /**
- * The limits store in Redis, shared by every replica that uses the same Redis and key prefix.
+ * The limits store in Redis, shared by every replica that uses the same Redis and key prefix: one script call
+ * admits a request, one more releases it; on a Redis Cluster the global concurrency slot is a call of its own.
  * @see docs/middleware/limits.md
  */
 import { McpwareError } from '../../lib/errors.js';
-import type { RateLimiterRedis } from 'rate-limiter-flexible';
-import type { InflightScope } from '../../lib/limits.js';
+import type { LimitReason } from '../../lib/limits.js';
 import { log } from '../internal/log.js';
 import type { Logger } from '../types.js';
-import { ACQUIRE, RENEW, type Script, runScript } from './redis-scripts.js';
-import type { BudgetUse, LimitsStore, RpmResult, StoreWindows } from './store.js';
+import { ACQUIRE, ADMIT, GIVE_BACK, RELEASE, RENEW, type Script, runScript } from './redis-scripts.js';
+import { type AdmitResult, type Held, type LimitsStore, NO_SLOTS, type StoreLimits } from './store.js';
 
 /**
  * The part of a Redis client the limiter uses. An ioredis `Redis` instance fits (create it with
- * `redisClientOptions`); rate-limiter-flexible also calls `defineCommand`, `multi` and `del` on it.
+ * `redisClientOptions`), and so does an ioredis `Cluster` (its `redisOptions` made with them, and
+ * `enableOfflineQueue: false`).
  */
 export interface RedisClientLike {
   /** ioredis connection status; commands are sent only while it is `ready`. */
   readonly status: string;
+  /** True for an ioredis `Cluster`. */
+  readonly isCluster?: boolean;
   eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
   evalsha(sha: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
   zrem(key: string, ...members: string[]): Promise<number>;
@@ -25,7 +28,7 @@ export interface RedisClientLike {
 export interface RedisStoreOptions {
   client: RedisClientLike;
   keyPrefix: string;
-  windows: StoreWindows;
+  limits: StoreLimits;
   /** Lifetime of a concurrency slot, renewed every third of it while the slot is held. */
   leaseMs: number;
   /** A renewal failed (the slots it covered may lapse). */
@@ -35,11 +38,8 @@ export interface RedisStoreOptions {
 
 export interface RedisStore extends LimitsStore {
   readonly name: 'redis';
-  budgetUsed(key: string): Promise<BudgetUse | null>;
-  chargeBudget(key: string, ms: number): Promise<void>;
-  takeRpm(key: string): Promise<RpmResult>;
-  acquire(scope: InflightScope, key: string, limit: number, token: string): Promise<boolean>;
-  release(scope: InflightScope, key: string, token: string): Promise<void>;
+  admit(key: string, token: string, slots: boolean): Promise<AdmitResult>;
+  release(key: string, token: string, held: Held, chargeMs: number): Promise<void>;
   /** Slots this process holds in Redis (and renews). */
   readonly slotCount: number;
 }
@@ -50,41 +50,27 @@ class RedisNotReadyError extends McpwareError<'ERR_LIMITS_REDIS_NOT_READY'> {
   }
 }
 
-/** The windows, built once rate-limiter-flexible has loaded. */
-interface RedisWindows {
-  rpm: RateLimiterRedis | undefined;
-  budget: RateLimiterRedis | undefined;
-  /** rate-limiter-flexible's RateLimiterRes: a rejection carrying one is the limit, anything else a failure. */
-  isLimit(e: unknown): e is { msBeforeNext: number };
+/** An admission answered after the limiter gave up on it: what it took is given back, and nobody waits for it. */
+class GivenUpError extends McpwareError<'ERR_LIMITS_GIVEN_UP'> {
+  constructor() {
+    super('ERR_LIMITS_GIVEN_UP', 'the admission was given up on before Redis answered');
+  }
 }
 
-type RateLimiterModule = typeof import('rate-limiter-flexible');
-
-/**
- * The requests-per-minute and budget windows are rate-limiter-flexible's `RateLimiterRedis`. It is loaded when a
- * Redis store is created, not with this module: its index loads every store it ships, which a memory store never
- * needs.
- */
-async function loadWindows(o: RedisStoreOptions): Promise<RedisWindows> {
-  const m = await import('rate-limiter-flexible');
-  // A CommonJS module imported from ESM may arrive as its namespace's default export only.
-  const { RateLimiterRedis, RateLimiterRes } =
-    'RateLimiterRedis' in m ? m : (m as { default: RateLimiterModule }).default;
-  const common = { storeClient: o.client, rejectIfRedisNotReady: true, inMemoryBlockOnConsumed: 0 };
-  const window = (name: string, w: StoreWindows['rpm']) =>
-    w &&
-    new RateLimiterRedis({
-      ...common,
-      keyPrefix: `${o.keyPrefix}:${name}`,
-      points: w.limit,
-      duration: w.seconds,
-    });
-  return {
-    rpm: window('rpm', o.windows.rpm),
-    budget: window('budget', o.windows.budget),
-    isLimit: (e: unknown): e is { msBeforeNext: number } => e instanceof RateLimiterRes,
-  };
+/** The Redis keys of one user: one hash tag, so that they share a cluster slot. */
+interface UserKeys {
+  readonly budget: string;
+  readonly slots: string;
+  readonly rpm: string;
 }
+
+const REFUSALS: readonly (LimitReason | undefined)[] = [
+  undefined,
+  'cost_budget',
+  'user_concurrent',
+  'global_concurrent',
+  'rpm',
+];
 
 /**
  * A Redis store. A concurrency slot is a member of a sorted set scored by its own expiry: a lease, renewed on a
@@ -109,12 +95,14 @@ class RedisSlotsStore implements RedisStore {
   private readonly client: RedisClientLike;
   private readonly prefix: string;
   private readonly leaseMs: number;
+  private readonly limits: StoreLimits;
+  private readonly cluster: boolean;
+  private readonly globalKey: string;
   private readonly onRenewError: (e: Error) => void;
-  private readonly windows: Promise<RedisWindows>;
   /** The slots this process holds, per Redis key: renewed on a timer until released. */
   private readonly held = new Map<string, Set<string>>();
   private heldCount = 0;
-  /** Slots being acquired right now, and those of them released (given up on) before Redis answered. */
+  /** Admissions under way, and those of them released (given up on) before Redis answered. */
   private readonly pending = new Set<string>();
   private readonly cancelled = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
@@ -123,88 +111,133 @@ class RedisSlotsStore implements RedisStore {
     this.client = o.client;
     this.prefix = o.keyPrefix;
     this.leaseMs = o.leaseMs;
+    this.limits = o.limits;
+    this.cluster = o.client.isCluster === true;
+    this.globalKey = `${o.keyPrefix}:g:{all}:slots`;
     this.onRenewError = o.onRenewError;
-    this.windows = loadWindows(o);
-    // A failed load reaches each request through the methods below (a store failure); not an unhandled rejection.
-    this.windows.catch(() => {});
   }
 
   get slotCount(): number {
     return this.heldCount;
   }
 
-  async budgetUsed(key: string): Promise<BudgetUse | null> {
-    const r = await (await this.windows).budget!.get(key);
-    return r ? { used: r.consumedPoints, msBeforeNext: r.msBeforeNext } : null;
-  }
-
-  async chargeBudget(key: string, ms: number): Promise<void> {
-    await (await this.windows).budget!.penalty(key, ms);
-  }
-
-  async takeRpm(key: string): Promise<RpmResult> {
-    const windows = await this.windows;
-    try {
-      await windows.rpm!.consume(key, 1);
-      return { ok: true };
-    } catch (e) {
-      if (windows.isLimit(e)) return { ok: false, msBeforeNext: e.msBeforeNext };
-      throw e;
-    }
-  }
-
-  async acquire(scope: InflightScope, key: string, limit: number, token: string): Promise<boolean> {
-    const rkey = this.slotKey(scope, key);
-    let r: unknown;
+  async admit(key: string, token: string, slots: boolean): Promise<AdmitResult> {
+    this.ready();
+    const k = this.userKeys(key);
+    const { userSlots, globalSlots } = this.limits;
+    const user = slots ? userSlots : 0;
+    // In a cluster the global slot lives in a hash slot of its own: a script cannot reach it with the user's.
+    const global = slots && !this.cluster ? globalSlots : 0;
+    const apart = slots && this.cluster && globalSlots > 0;
     this.pending.add(token);
+    let verdict: AdmitResult;
     try {
-      r = await this.script(ACQUIRE, rkey, [limit, this.leaseMs, token]);
+      const r = await runScript(
+        this.client,
+        ADMIT,
+        [k.budget, k.slots, global ? this.globalKey : k.slots, k.rpm],
+        [
+          this.limits.budget?.limit ?? 0,
+          user,
+          global,
+          this.limits.rpm?.limit ?? 0,
+          (this.limits.rpm?.seconds ?? 0) * 1000,
+          this.leaseMs,
+          token,
+        ],
+      );
+      verdict = this.verdictOf(r);
+      if (apart && verdict.ok && !this.cancelled.has(token))
+        verdict = await this.admitGlobal(k, token, verdict.held);
     } catch (e) {
       this.cancelled.delete(token);
       throw e;
     } finally {
       this.pending.delete(token);
     }
-    const granted = Array.isArray(r) && Number(r[0]) === 1;
     if (this.cancelled.delete(token)) {
-      // Given up on (timeout) and released meanwhile. The ZREM queued behind this call already removed the slot,
-      // unless the script had to be loaded first (NOSCRIPT → EVAL ran after the ZREM): remove it once more.
-      if (granted) this.client.zrem(rkey, token).catch(() => {});
-      return false;
+      // Given up on (timeout) and released meanwhile. The release queued behind this call already gave the slots
+      // back, unless the script had to be loaded first (NOSCRIPT → EVAL ran after it): give them back once more.
+      if (verdict.ok) this.giveBack(key, token, verdict.held, 0).catch(() => {});
+      throw new GivenUpError();
     }
-    if (!granted) return false;
+    if (verdict.ok) {
+      if (verdict.held.user) this.hold(k.slots, token);
+      if (verdict.held.global) this.hold(this.globalKey, token);
+    }
+    return verdict;
+  }
+
+  async release(key: string, token: string, held: Held, chargeMs: number): Promise<void> {
+    // Forget the slots first: a renewal that runs later must not extend them, whatever happens to the release.
+    const k = this.userKeys(key);
+    if (held.user) this.forget(k.slots, token);
+    if (held.global) this.forget(this.globalKey, token);
+    if (this.pending.has(token)) this.cancelled.add(token); // the admission has not returned: it must hold nothing
+    if (!held.user && !held.global && !(chargeMs > 0)) return;
+    this.ready();
+    await this.giveBack(key, token, held, chargeMs);
+  }
+
+  /** The release's calls: one script, and in a cluster a ZREM of the global slot beside it. */
+  private async giveBack(key: string, token: string, held: Held, chargeMs: number): Promise<void> {
+    const k = this.userKeys(key);
+    const apart = this.cluster && held.global;
+    const calls: Promise<unknown>[] = [];
+    if (held.user || (held.global && !apart) || chargeMs > 0) {
+      const keys = [k.budget, k.slots, apart ? k.slots : this.globalKey];
+      const window = (this.limits.budget?.seconds ?? 0) * 1000;
+      const args = [token, held.user ? 1 : 0, held.global && !apart ? 1 : 0, chargeMs, window];
+      calls.push(runScript(this.client, RELEASE, keys, args));
+    }
+    if (apart) calls.push(this.client.zrem(this.globalKey, token));
+    await Promise.all(calls);
+  }
+
+  /** A cluster's second call: the global slot; refused, the user's part is given back (a third call). */
+  private async admitGlobal(k: UserKeys, token: string, held: Held): Promise<AdmitResult> {
+    const args = [this.limits.globalSlots, this.leaseMs, token];
+    if (Number(await runScript(this.client, ACQUIRE, [this.globalKey], args)) === 1) {
+      return { ok: true, held: { user: held.user, global: true } };
+    }
+    const rpm = this.limits.rpm ? 1 : 0;
+    await runScript(this.client, GIVE_BACK, [k.slots, k.rpm], [token, held.user ? 1 : 0, rpm]);
+    return { ok: false, reason: 'global_concurrent', waitMs: 0 };
+  }
+
+  private verdictOf(r: unknown): AdmitResult {
+    if (!Array.isArray(r)) throw new Error('limits: unexpected answer of the admission script');
+    const code = Number(r[0]);
+    if (code === 0) {
+      const held = { user: Number(r[1]) === 1, global: Number(r[2]) === 1 };
+      return { ok: true, held: held.user || held.global ? held : NO_SLOTS };
+    }
+    const reason = REFUSALS[code];
+    if (!reason) throw new Error('limits: unexpected answer of the admission script');
+    return { ok: false, reason, waitMs: Number(r[1]) || 0 };
+  }
+
+  private userKeys(key: string): UserKeys {
+    const base = `${this.prefix}:u:{${key}}`;
+    return { budget: `${base}:budget`, slots: `${base}:slots`, rpm: `${base}:rpm` };
+  }
+
+  private hold(rkey: string, token: string): void {
     let set = this.held.get(rkey);
     if (!set) this.held.set(rkey, (set = new Set()));
     set.add(token);
     if (++this.heldCount === 1) this.startRenewing();
-    return true;
   }
 
-  async release(scope: InflightScope, key: string, token: string): Promise<void> {
-    const rkey = this.slotKey(scope, key);
-    // Forget the slot first: a renewal that runs later must not extend it, whatever happens to the ZREM.
+  private forget(rkey: string, token: string): void {
     const set = this.held.get(rkey);
-    if (set?.delete(token)) {
-      if (set.size === 0) this.held.delete(rkey);
-      if (--this.heldCount === 0) this.stopRenewing();
-    } else if (this.pending.has(token)) {
-      this.cancelled.add(token); // the acquire has not returned yet: it must not start holding this slot
-    }
-    this.ready();
-    await this.client.zrem(rkey, token);
+    if (!set?.delete(token)) return;
+    if (set.size === 0) this.held.delete(rkey);
+    if (--this.heldCount === 0) this.stopRenewing();
   }
 
   private ready(): void {
     if (this.client.status !== 'ready') throw new RedisNotReadyError();
-  }
-
-  private async script(s: Script, key: string, args: (string | number)[]): Promise<unknown> {
-    this.ready();
-    return runScript(this.client, s, key, args);
-  }
-
-  private slotKey(scope: InflightScope, key: string): string {
-    return scope === 'global' ? `${this.prefix}:conc:global` : `${this.prefix}:conc:user:${key}`;
   }
 
   private startRenewing(): void {
@@ -228,5 +261,10 @@ class RedisSlotsStore implements RedisStore {
         );
       }
     }
+  }
+
+  private async script(s: Script, key: string, args: (string | number)[]): Promise<unknown> {
+    this.ready();
+    return runScript(this.client, s, [key], args);
   }
 }

@@ -1,19 +1,10 @@
 /**
- * The store interface of the limits middleware: the five questions admission asks, answered by the memory
- * store synchronously and by the Redis store with promises.
+ * The store interface of the limits middleware: admission (the four checks in one operation) and the release
+ * that follows a request, answered by the memory store synchronously and by the Redis store with promises.
  * @see docs/middleware/limits.md
  */
-import type { InflightScope } from '../../lib/limits.js';
+import type { LimitReason } from '../../lib/limits.js';
 import type { MaybePromise } from '../internal/maybe-promise.js';
-
-/** Work used in a budget window that is open, and the time until it ends. */
-export interface BudgetUse {
-  used: number;
-  msBeforeNext: number;
-}
-
-/** A request taken from the minute window, or the time until that window ends. */
-export type RpmResult = { ok: true } | { ok: false; msBeforeNext: number };
 
 /** A fixed window: it opens at a key's first count and ends `seconds` later; the next count opens a new one. */
 export interface WindowSpec {
@@ -22,25 +13,40 @@ export interface WindowSpec {
   seconds: number;
 }
 
-/** The windows a store keeps; a limit that is off has none. */
-export interface StoreWindows {
+/** The limits a store enforces; a window that is off is absent, a concurrency limit that is off is 0. */
+export interface StoreLimits {
   rpm?: WindowSpec;
   budget?: WindowSpec;
+  userSlots: number;
+  globalSlots: number;
 }
 
+/** The concurrency slots an admission took. */
+export interface Held {
+  readonly user: boolean;
+  readonly global: boolean;
+}
+
+/** The verdict of an admission: admitted with the slots it took, or the first check that refused. */
+export type AdmitResult =
+  | { readonly ok: true; readonly held: Held }
+  | { readonly ok: false; readonly reason: LimitReason; readonly waitMs: number };
+
 /**
- * Where the counts live. A concurrency slot is named by a `token` unique to the process: `release` gives back
- * the slot `acquire` took under the same token, and the limiter calls it exactly once per slot taken.
+ * Where the counts live. An admission is named by a `token` unique to the process: `release` gives back the
+ * slots `admit` took under the same token, and the limiter calls it exactly once per admission that took any.
  */
 export interface LimitsStore {
   readonly name: 'memory' | 'redis';
-  /** Work used in the key's budget window, or null when the key has no window open. */
-  budgetUsed(key: string): MaybePromise<BudgetUse | null>;
-  /** Add `ms` of work to the key's budget window, opening one when none is open. */
-  chargeBudget(key: string, ms: number): MaybePromise<void>;
-  /** Count one request in the key's minute window; refused once the window's count is over its limit. */
-  takeRpm(key: string): MaybePromise<RpmResult>;
-  /** Take a slot of `scope` for `key` named `token`; false when `limit` slots are taken already. */
-  acquire(scope: InflightScope, key: string, limit: number, token: string): MaybePromise<boolean>;
-  release(scope: InflightScope, key: string, token: string): MaybePromise<void>;
+  /**
+   * The checks, in order: the budget (refused once the key's window has used its limit), a user slot, a global
+   * slot, one request of the minute window (refused once its count is over the limit). The first refusal ends
+   * them: later checks take nothing and the slots earlier ones took are given back. `slots` false: no
+   * concurrency slot is taken (a long-lived stream).
+   */
+  admit(key: string, token: string, slots: boolean): MaybePromise<AdmitResult>;
+  /** Give back the `held` slots of `token` and add `chargeMs` of work to the key's budget window. */
+  release(key: string, token: string, held: Held, chargeMs: number): MaybePromise<void>;
 }
+
+export const NO_SLOTS: Held = Object.freeze({ user: false, global: false });

@@ -4,110 +4,158 @@
  * `runStoreSuite` with a factory.
  */
 import { randomBytes } from 'node:crypto';
-import type { LimitsStore, StoreWindows } from '../../middleware/limits/store';
+import type { AdmitResult, Held, LimitsStore, StoreLimits } from '../../middleware/limits/store';
 
 export interface StoreSuiteOptions {
-  /** A fresh store (its own keys) with these windows. */
-  newStore(windows: StoreWindows): Promise<LimitsStore>;
+  /** A fresh store (its own keys) with these limits. */
+  newStore(limits: StoreLimits): Promise<LimitsStore>;
 }
 
 const token = (): string => randomBytes(6).toString('hex');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const NONE: Held = { user: false, global: false };
+const SLOTS_OFF = { userSlots: 0, globalSlots: 0 };
+
+/** An admission, with what it needs to be released. */
+async function admit(store: LimitsStore, key: string, slots = true) {
+  const t = token();
+  const r: AdmitResult = await store.admit(key, t, slots);
+  const release = (chargeMs = 0) => store.release(key, t, r.ok ? r.held : NONE, chargeMs);
+  return { r, release };
+}
+
+const reasons = (rs: { r: AdmitResult }[]) => rs.map(({ r }) => (r.ok ? 'ok' : r.reason));
 
 export function runStoreSuite({ newStore }: StoreSuiteOptions): void {
   describe('concurrency slots', () => {
-    it('exact counts under concurrency: of 20 parallel takes with a limit of 5, exactly 5 are granted', async () => {
-      const store = await newStore({});
-      const tokens = Array.from({ length: 20 }, token);
-      const granted = await Promise.all(tokens.map((t) => store.acquire('user', 'u:a', 5, t)));
-      expect(granted.filter(Boolean)).toHaveLength(5);
-      await Promise.all(tokens.filter((_, i) => granted[i]).map((t) => store.release('user', 'u:a', t)));
+    it('exact counts under concurrency: of 20 parallel admissions with a limit of 5, exactly 5 are admitted', async () => {
+      const store = await newStore({ userSlots: 5, globalSlots: 0 });
+      const rs = await Promise.all(Array.from({ length: 20 }, () => admit(store, 'u:a')));
+      expect(reasons(rs).filter((x) => x === 'ok')).toHaveLength(5);
+      expect(reasons(rs).filter((x) => x === 'user_concurrent')).toHaveLength(15);
+      await Promise.all(rs.map((x) => x.release()));
     });
 
-    it('counts per key and per scope', async () => {
-      const store = await newStore({});
-      const held: [scope: 'user' | 'global', key: string, token: string][] = [];
-      for (const [scope, key] of [
-        ['user', 'u:a'],
-        ['user', 'u:b'],
-        ['global', 'all'],
-      ] as const) {
-        const t = token();
-        expect(await store.acquire(scope, key, 1, t)).toBe(true);
-        held.push([scope, key, t]);
-        expect(await store.acquire(scope, key, 1, token())).toBe(false);
-      }
-      for (const [scope, key, t] of held) await store.release(scope, key, t);
+    it('counts per key, and the global limit over every key; a global refusal gives the user slot back', async () => {
+      const store = await newStore({ userSlots: 1, globalSlots: 2 });
+      const a = await admit(store, 'u:a');
+      expect(a.r).toEqual({ ok: true, held: { user: true, global: true } });
+      expect(reasons([await admit(store, 'u:a')])).toEqual(['user_concurrent']);
+      const b = await admit(store, 'u:b');
+      expect(b.r.ok).toBe(true);
+      const c = await admit(store, 'u:c');
+      expect(c.r).toMatchObject({ ok: false, reason: 'global_concurrent' });
+      await a.release();
+      const c2 = await admit(store, 'u:c'); // c's refused admission left no user slot behind
+      expect(c2.r.ok).toBe(true);
+      await b.release();
+      await c2.release();
     });
 
-    it('a released slot is granted again, and releasing every slot frees them all', async () => {
-      const store = await newStore({});
-      const [a, b, c] = [token(), token(), token()];
-      expect(await store.acquire('user', 'u:r', 2, a)).toBe(true);
-      expect(await store.acquire('user', 'u:r', 2, b)).toBe(true);
-      expect(await store.acquire('user', 'u:r', 2, c)).toBe(false);
-      await store.release('user', 'u:r', a);
-      expect(await store.acquire('user', 'u:r', 2, c)).toBe(true);
-      expect(await store.acquire('user', 'u:r', 2, token())).toBe(false);
-      await store.release('user', 'u:r', b);
-      await store.release('user', 'u:r', c);
-      const again = [token(), token()];
-      expect(await Promise.all(again.map((t) => store.acquire('user', 'u:r', 2, t)))).toEqual([true, true]);
-      for (const t of again) await store.release('user', 'u:r', t);
+    it('a released slot is admitted again; without slots an admission takes none', async () => {
+      const store = await newStore({ userSlots: 2, globalSlots: 0 });
+      const [a, b] = [await admit(store, 'u:r'), await admit(store, 'u:r')];
+      expect(reasons([a, b, await admit(store, 'u:r')])).toEqual(['ok', 'ok', 'user_concurrent']);
+      const stream = await admit(store, 'u:r', false);
+      expect(stream.r).toEqual({ ok: true, held: NONE });
+      await a.release();
+      const c = await admit(store, 'u:r');
+      expect(c.r.ok).toBe(true);
+      await b.release();
+      await c.release();
+      const again = await Promise.all([admit(store, 'u:r'), admit(store, 'u:r')]);
+      expect(reasons(again)).toEqual(['ok', 'ok']);
+      await Promise.all(again.map((x) => x.release()));
     });
   });
 
   describe('requests per minute', () => {
     it('exact counts under concurrency: of 20 parallel requests with a limit of 7, exactly 7 pass', async () => {
-      const store = await newStore({ rpm: { limit: 7, seconds: 60 } });
-      const rs = await Promise.all(Array.from({ length: 20 }, () => store.takeRpm('u:a')));
-      expect(rs.filter((r) => r.ok)).toHaveLength(7);
-      for (const r of rs) {
+      const store = await newStore({ rpm: { limit: 7, seconds: 60 }, ...SLOTS_OFF });
+      const rs = await Promise.all(Array.from({ length: 20 }, () => admit(store, 'u:a')));
+      expect(reasons(rs).filter((x) => x === 'ok')).toHaveLength(7);
+      for (const { r } of rs) {
         if (r.ok) continue;
-        expect(r.msBeforeNext).toBeGreaterThan(55_000);
-        expect(r.msBeforeNext).toBeLessThanOrEqual(60_000);
+        expect(r.reason).toBe('rpm');
+        expect(r.waitMs).toBeGreaterThan(55_000);
+        expect(r.waitMs).toBeLessThanOrEqual(60_000);
       }
-      expect((await store.takeRpm('u:b')).ok).toBe(true); // per key
+      expect((await admit(store, 'u:b')).r.ok).toBe(true); // per key
     });
 
     it('a window ends after its duration, and the next request opens a new one', async () => {
-      const store = await newStore({ rpm: { limit: 2, seconds: 1 } });
-      expect((await store.takeRpm('u:w')).ok).toBe(true);
-      expect((await store.takeRpm('u:w')).ok).toBe(true);
-      const refused = await store.takeRpm('u:w');
+      const store = await newStore({ rpm: { limit: 2, seconds: 1 }, ...SLOTS_OFF });
+      expect(reasons([await admit(store, 'u:w'), await admit(store, 'u:w')])).toEqual(['ok', 'ok']);
+      const refused = (await admit(store, 'u:w')).r;
       expect(refused.ok).toBe(false);
-      const wait = refused.ok ? 0 : refused.msBeforeNext;
+      const wait = refused.ok ? 0 : refused.waitMs;
       expect(wait).toBeGreaterThan(0);
       expect(wait).toBeLessThanOrEqual(1000);
       await sleep(wait + 50);
-      expect((await store.takeRpm('u:w')).ok).toBe(true);
-      expect((await store.takeRpm('u:w')).ok).toBe(true);
-      expect((await store.takeRpm('u:w')).ok).toBe(false);
+      const next = [await admit(store, 'u:w'), await admit(store, 'u:w'), await admit(store, 'u:w')];
+      expect(reasons(next)).toEqual(['ok', 'ok', 'rpm']);
+    });
+
+    it('a refusal by an earlier check takes nothing from the window; an rpm refusal gives the slots back', async () => {
+      const store = await newStore({ rpm: { limit: 2, seconds: 60 }, userSlots: 1, globalSlots: 1 });
+      const a = await admit(store, 'u:o');
+      expect(reasons([await admit(store, 'u:o'), await admit(store, 'u:o')])).toEqual([
+        'user_concurrent',
+        'user_concurrent',
+      ]);
+      await a.release();
+      const b = await admit(store, 'u:o'); // the second request of the window
+      expect(b.r.ok).toBe(true);
+      await b.release();
+      expect(reasons([await admit(store, 'u:o')])).toEqual(['rpm']);
+      // The rpm refusal gave its slots back: the one global slot is free.
+      const c = await admit(store, 'u:p');
+      expect(c.r).toEqual({ ok: true, held: { user: true, global: true } });
+      await c.release();
     });
   });
 
   describe('work budget', () => {
-    it('no window before the first charge; charges add up in the window', async () => {
-      const store = await newStore({ budget: { limit: 100, seconds: 3600 } });
-      expect(await store.budgetUsed('u:a')).toBeNull();
-      await store.chargeBudget('u:a', 60);
-      await Promise.all([store.chargeBudget('u:a', 30), store.chargeBudget('u:a', 20)]);
-      const use = await store.budgetUsed('u:a');
-      expect(use?.used).toBe(110); // a budget may be overshot: it is checked before a request, charged after
-      expect(use!.msBeforeNext).toBeGreaterThan(3_590_000);
-      expect(use!.msBeforeNext).toBeLessThanOrEqual(3_600_000);
-      expect(await store.budgetUsed('u:b')).toBeNull(); // per key
+    it('no window before the first charge; charges add up in the window and refuse once at the limit', async () => {
+      const store = await newStore({ budget: { limit: 100, seconds: 3600 }, ...SLOTS_OFF });
+      const a = await admit(store, 'u:a');
+      expect(a.r.ok).toBe(true);
+      await a.release(60);
+      const b = await admit(store, 'u:a');
+      expect(b.r.ok).toBe(true); // 60 used of 100
+      await Promise.all([b.release(30), store.release('u:a', token(), NONE, 20)]);
+      const refused = (await admit(store, 'u:a')).r; // 110 used: a budget may be overshot, charged after
+      expect(refused).toMatchObject({ ok: false, reason: 'cost_budget' });
+      const wait = refused.ok ? 0 : refused.waitMs;
+      expect(wait).toBeGreaterThan(3_590_000);
+      expect(wait).toBeLessThanOrEqual(3_600_000);
+      expect((await admit(store, 'u:b')).r.ok).toBe(true); // per key
     });
 
     it('a budget window ends after its duration', async () => {
-      const store = await newStore({ budget: { limit: 100, seconds: 1 } });
-      await store.chargeBudget('u:w', 500);
-      const use = await store.budgetUsed('u:w');
-      expect(use?.used).toBe(500);
-      await sleep(use!.msBeforeNext + 50);
-      expect(await store.budgetUsed('u:w')).toBeNull();
-      await store.chargeBudget('u:w', 5);
-      expect((await store.budgetUsed('u:w'))?.used).toBe(5);
+      const store = await newStore({ budget: { limit: 100, seconds: 1 }, ...SLOTS_OFF });
+      await store.release('u:w', token(), NONE, 500);
+      const refused = (await admit(store, 'u:w')).r;
+      expect(refused.ok).toBe(false);
+      await sleep((refused.ok ? 0 : refused.waitMs) + 50);
+      expect((await admit(store, 'u:w')).r.ok).toBe(true);
+      await store.release('u:w', token(), NONE, 99);
+      expect((await admit(store, 'u:w')).r.ok).toBe(true);
+      await store.release('u:w', token(), NONE, 1);
+      expect((await admit(store, 'u:w')).r.ok).toBe(false);
+    });
+
+    it('a budget refusal takes no slot and counts nothing in the minute window', async () => {
+      const limits = { budget: { limit: 10, seconds: 3600 }, rpm: { limit: 1, seconds: 60 } };
+      const store = await newStore({ ...limits, userSlots: 1, globalSlots: 1 });
+      await store.release('u:x', token(), NONE, 10);
+      expect(reasons([await admit(store, 'u:x'), await admit(store, 'u:x')])).toEqual([
+        'cost_budget',
+        'cost_budget',
+      ]);
+      const other = await admit(store, 'u:y'); // the global slot is free
+      expect(other.r.ok).toBe(true);
+      await other.release();
     });
   });
 }

@@ -95,7 +95,7 @@ describeWithRedis.each(KINDS)('Redis killed and restarted mid-run (%s)', (kind: 
     const { mw, app, seen, prefix } = await open(kind, c, { onOutage: 'fail-open' });
 
     expect(tally(await burst(app.port, 'a'))).toEqual({ 200: 5, 429: 3 });
-    expect(await c.exists(`${prefix}:rpm:${userKey('a')}`)).toBe(1);
+    expect(await c.exists(`${prefix}:u:{${userKey('a')}}:rpm`)).toBe(1);
     // A request holding slots in Redis when it dies.
     const held = post(app.port, { user: 'h', hold: 'gate' });
     await until(() => app.admitted === 6, 'held request admitted');
@@ -118,7 +118,7 @@ describeWithRedis.each(KINDS)('Redis killed and restarted mid-run (%s)', (kind: 
     await new Promise((r) => setTimeout(r, 150)); // past retryIntervalMs
     // 'a' spent its 5 on the insurance this minute: passes now can only come from the (empty) Redis.
     expect(tally(await burst(app.port, 'a'))).toEqual({ 200: 5, 429: 3 });
-    expect(await c.get(`${prefix}:rpm:${userKey('a')}`)).toBe('8');
+    expect(await c.get(`${prefix}:u:{${userKey('a')}}:rpm`)).toBe('8');
     expect(mw.stats()).toMatchObject({ storeDown: false, redisSlots: 0, memorySlotKeys: 0 });
     expect(seen.logs.some((l) => /Redis available again/.test(l))).toBe(true);
   });
@@ -152,7 +152,7 @@ describeWithRedis.each(KINDS)('Redis killed and restarted mid-run (%s)', (kind: 
     await until(async () => (await post(app.port, { user: 'a' })).status === 200, 'admitted again');
     // Redis restarted empty: one pass spent, four of the minute's five left, then refusals from Redis.
     expect(tally(await burst(app.port, 'a'))).toEqual({ 200: 4, 429: 4 });
-    expect(await c.exists(`${prefix}:rpm:${userKey('a')}`)).toBe(1);
+    expect(await c.exists(`${prefix}:u:{${userKey('a')}}:rpm`)).toBe(1);
   });
 });
 
@@ -170,13 +170,13 @@ describeWithRedis('Redis frozen (connected, never answers)', () => {
     server.resume();
     // Redis now runs the acquires it had queued: each was given up on and released behind, so no slot stays.
     await until(
-      async () => (await c.keys(`${prefix}:conc:*`)).length === 0 && (await c.ping()) === 'PONG',
+      async () => (await c.keys(`${prefix}:*:slots`)).length === 0 && (await c.ping()) === 'PONG',
       'no slot left',
     );
     expect(mw.stats().redisSlots).toBe(0);
     await new Promise((r) => setTimeout(r, 150));
     expect((await post(app.port, { user: 'g' })).status).toBe(200);
-    expect(await c.exists(`${prefix}:rpm:${userKey('g')}`)).toBe(1);
+    expect(await c.exists(`${prefix}:u:{${userKey('g')}}:rpm`)).toBe(1);
     expect(mw.stats().storeDown).toBe(false);
   });
 
@@ -200,7 +200,7 @@ describeWithRedis('Redis frozen (connected, never answers)', () => {
     expect(mw.stats().memorySlotKeys).toBe(0);
     expect(seen.every((v) => v >= 0)).toBe(true);
     server.resume();
-    await until(async () => (await c.keys('*:conc:*')).length === 0, 'no Redis slot left');
+    await until(async () => (await c.keys('*:slots')).length === 0, 'no Redis slot left');
   });
 
   it('fail-closed: 503 after the timeout, not a hang', async () => {

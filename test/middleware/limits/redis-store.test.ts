@@ -30,11 +30,11 @@ afterEach(() => {
 
 redisDescribe()('Redis store', () => {
   runStoreSuite({
-    newStore: async (windows) => {
+    newStore: async (limits) => {
       const store = createRedisStore({
         client,
         keyPrefix: server.prefix('store'),
-        windows,
+        limits,
         leaseMs: 60_000,
         onRenewError: (e) => renewErrors.push(e),
         logger: { error: () => {}, warn: () => {} },

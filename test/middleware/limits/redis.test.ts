@@ -78,7 +78,7 @@ describeWithRedis.each(KINDS)('limits, Redis store (%s)', (kind: Kind) => {
     expect(refused.json().error).toMatchObject({ code: 429, data: { limit: 'rpm' } });
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     const c = await client();
-    expect(await c.keys(`${prefix}:*`)).toEqual([`${prefix}:rpm:${userKey('a')}`]);
+    expect(await c.keys(`${prefix}:*`)).toEqual([`${prefix}:u:{${userKey('a')}}:rpm`]);
   });
 
   it('exact counts under concurrency: user and global slots', async () => {
@@ -92,15 +92,15 @@ describeWithRedis.each(KINDS)('limits, Redis store (%s)', (kind: Kind) => {
     await until(() => app.admitted + reasons.length === 30, 'all decided');
     expect(app.admitted).toBe(6);
     const c = await client();
-    expect(await c.zcard(`${prefix}:conc:global`)).toBe(6);
+    expect(await c.zcard(`${prefix}:g:{all}:slots`)).toBe(6);
     expect(
-      (await c.zcard(`${prefix}:conc:user:${userKey('u0')}`)) +
-        (await c.zcard(`${prefix}:conc:user:${userKey('u1')}`)),
+      (await c.zcard(`${prefix}:u:{${userKey('u0')}}:slots`)) +
+        (await c.zcard(`${prefix}:u:{${userKey('u1')}}:slots`)),
     ).toBe(6);
     expect(mw.stats()).toMatchObject({ inflight: { user: 6, global: 6 }, redisSlots: 12 });
     app.release();
     expect(tally(await Promise.all(pending))).toEqual({ 200: 6, 429: 24 });
-    await until(async () => (await c.keys(`${prefix}:conc:*`)).length === 0, 'slot keys gone');
+    await until(async () => (await c.keys(`${prefix}:*:slots`)).length === 0, 'slot keys gone');
     expect(mw.stats().redisSlots).toBe(0);
   });
 
@@ -110,11 +110,11 @@ describeWithRedis.each(KINDS)('limits, Redis store (%s)', (kind: Kind) => {
     const c = await client();
     const slow = abortable(app.port, { user: 'a' });
     await until(() => app.admitted === 1, 'admitted');
-    expect(await c.zcard(`${prefix}:conc:user:${userKey('a')}`)).toBe(1);
+    expect(await c.zcard(`${prefix}:u:{${userKey('a')}}:slots`)).toBe(1);
     expect((await post(app.port, { user: 'a' })).status).toBe(429);
     slow.abort();
     await until(
-      async () => (await c.exists(`${prefix}:conc:user:${userKey('a')}`)) === 0,
+      async () => (await c.exists(`${prefix}:u:{${userKey('a')}}:slots`)) === 0,
       'slot removed from Redis',
     );
     expect(app.holding).toBe(1); // the handler still runs; the slot followed the client
@@ -163,7 +163,7 @@ describeWithRedis('limits, Redis store: replicas and leases', () => {
     const long = post(app.port, { user: 'a', hold: 'gate' });
     await until(() => app.admitted === 1, 'admitted');
     await new Promise((r) => setTimeout(r, 2500)); // two and a half leases
-    expect(await c.zcard(`${prefix}:conc:user:${userKey('a')}`)).toBe(1);
+    expect(await c.zcard(`${prefix}:u:{${userKey('a')}}:slots`)).toBe(1);
     expect((await post(app.port, { user: 'a' })).status).toBe(429);
     app.release();
     expect((await long).status).toBe(200);
@@ -202,14 +202,14 @@ describeWithRedis('limits, Redis store: replicas and leases', () => {
     const c = await client();
     expect((await post(app.port, { user: 'a', charge: '70' })).status).toBe(200);
     await until(
-      async () => (await c.get(`${prefix}:budget:${userKey('a')}`)) === '70',
+      async () => (await c.get(`${prefix}:u:{${userKey('a')}}:budget`)) === '70',
       'charge recorded in Redis',
     );
-    const ttl = await c.pttl(`${prefix}:budget:${userKey('a')}`);
+    const ttl = await c.pttl(`${prefix}:u:{${userKey('a')}}:budget`);
     expect(ttl).toBeGreaterThan(3_500_000);
     expect(ttl).toBeLessThanOrEqual(3_600_000);
     expect((await post(app.port, { user: 'a', charge: '40' })).status).toBe(200);
-    await until(async () => (await c.get(`${prefix}:budget:${userKey('a')}`)) === '110', 'second charge');
+    await until(async () => (await c.get(`${prefix}:u:{${userKey('a')}}:budget`)) === '110', 'second charge');
     const r = await post(app.port, { user: 'a', id: 'x' });
     expect(r.json()).toMatchObject({ id: 'x', error: { data: { limit: 'cost_budget' } } });
     expect(Number(r.headers['retry-after'])).toBeGreaterThan(3500);
@@ -236,7 +236,7 @@ describeWithRedis('limits, Redis store: replicas and leases', () => {
     agent.destroy();
     expect(statuses.filter((s) => s !== 200)).toEqual([]);
     const c = await client();
-    await until(async () => (await c.keys(`${prefix}:conc:*`)).length === 0, 'no slot keys');
+    await until(async () => (await c.keys(`${prefix}:*:slots`)).length === 0, 'no slot keys');
     expect(mw.stats()).toEqual({
       inflight: { user: 0, global: 0 },
       memorySlotKeys: 0,
