@@ -185,7 +185,8 @@ class RedisSlotsStore implements RedisStore {
     const apart = this.cluster && held.global;
     const calls: Promise<unknown>[] = [];
     if (held.user || (held.global && !apart) || chargeMs > 0) {
-      const keys = [k.budget, k.slots, apart ? k.slots : this.globalKey];
+      // A cluster's user script names the user's keys only: the global slot key is in another hash slot.
+      const keys = [k.budget, k.slots, this.cluster ? k.slots : this.globalKey];
       const window = (this.limits.budget?.seconds ?? 0) * 1000;
       const args = [token, held.user ? 1 : 0, held.global && !apart ? 1 : 0, chargeMs, window];
       calls.push(runScript(this.client, RELEASE, keys, args));

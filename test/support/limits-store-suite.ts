@@ -113,6 +113,18 @@ export function runStoreSuite({ newStore }: StoreSuiteOptions): void {
       expect(c.r).toEqual({ ok: true, held: { user: true, global: true } });
       await c.release();
     });
+
+    it('a global refusal takes nothing from the window', async () => {
+      const store = await newStore({ rpm: { limit: 1, seconds: 60 }, userSlots: 1, globalSlots: 1 });
+      const a = await admit(store, 'u:g1');
+      const refused = [await admit(store, 'u:g2'), await admit(store, 'u:g2'), await admit(store, 'u:g2')];
+      expect(reasons(refused)).toEqual(['global_concurrent', 'global_concurrent', 'global_concurrent']);
+      await a.release();
+      const b = await admit(store, 'u:g2'); // the first request of u:g2's window, and its user slot is free
+      expect(b.r).toEqual({ ok: true, held: { user: true, global: true } });
+      await b.release();
+      expect(reasons([await admit(store, 'u:g2')])).toEqual(['rpm']);
+    });
   });
 
   describe('work budget', () => {
