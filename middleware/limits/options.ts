@@ -26,7 +26,10 @@ export type OutagePolicy = 'fail-open' | 'fail-closed';
 
 /** Keep the limits in Redis, shared by every replica using the same Redis and `keyPrefix`. */
 export interface RedisStoreOptions {
-  /** The client (ioredis). Create it with `redisClientOptions` so no command waits in an offline queue. */
+  /**
+   * The client: an ioredis `Redis`, or a `Cluster` (a user's keys share a hash slot; the global concurrency check
+   * is a call of its own). Create it with `redisClientOptions` so no command waits in an offline queue.
+   */
   redis: RedisClientLike;
   /**
    * Required. `fail-open`: while Redis is unreachable each replica enforces the same limits in its own memory
