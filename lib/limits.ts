@@ -152,8 +152,7 @@ export class FixedWindows {
  * ioredis options that keep a limiter's answers bounded while Redis is away: no offline queue (commands fail at
  * once instead of waiting for a reconnect and then running late), one retry per command, a command timeout,
  * and no re-sending of commands that were in flight when the connection dropped (they would count twice).
- * Reconnection itself stays on, so limiting resumes when Redis returns. Auto-pipelining sends the commands of
- * one event-loop turn (the admissions and releases of concurrent requests) in one write.
+ * Reconnection itself stays on, so limiting resumes when Redis returns.
  */
 export const redisClientOptions = {
   enableOfflineQueue: false,
@@ -161,7 +160,6 @@ export const redisClientOptions = {
   commandTimeout: 500,
   connectTimeout: 2000,
   autoResendUnfulfilledCommands: false,
-  enableAutoPipelining: true,
 } as const;
 
 /** The environment variables the demo server reads its limits from. */

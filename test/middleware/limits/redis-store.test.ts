@@ -44,28 +44,3 @@ redisDescribe()('Redis store', () => {
     },
   });
 });
-
-describe('Redis store with redisClientOptions', () => {
-  it('the admissions of one event-loop turn reach Redis in one write, not one each (auto-pipelining)', async () => {
-    const store = createRedisStore({
-      client,
-      keyPrefix: `p${randomBytes(6).toString('hex')}`,
-      limits: { rpm: { limit: 1000, seconds: 60 }, userSlots: 0, globalSlots: 0 },
-      leaseMs: 60_000,
-      onRenewError: (e) => renewErrors.push(e),
-      logger: { error: () => {}, warn: () => {} },
-    });
-    await store.admit('u:w', 'warm', true); // the script is loaded
-    const socket = (client as unknown as { stream: { write: (...a: unknown[]) => boolean } }).stream;
-    const writes = jest.spyOn(socket, 'write');
-    try {
-      const rs = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => store.admit(`u:${i}`, `t${i}`, true)),
-      );
-      expect(rs.every((r) => r.ok)).toBe(true);
-      expect(writes.mock.calls.length).toBeLessThanOrEqual(2);
-    } finally {
-      writes.mockRestore();
-    }
-  });
-});
