@@ -195,14 +195,28 @@ class RedisSlotsStore implements RedisStore {
     await Promise.all(calls);
   }
 
-  /** A cluster's second call: the global slot; refused, the user's part is given back (a third call). */
+  /**
+   * A cluster's second call: the global slot. Refused, the user's part is given back (a third call); failed, it
+   * is given back too, so that the user's slot does not wait for its lease to lapse.
+   */
   private async admitGlobal(k: UserKeys, token: string, held: Held): Promise<AdmitResult> {
     const args = [this.limits.globalSlots, this.leaseMs, token];
-    if (Number(await runScript(this.client, ACQUIRE, [this.globalKey], args)) === 1) {
-      return { ok: true, held: { user: held.user, global: true } };
+    const giveBack = () =>
+      runScript(
+        this.client,
+        GIVE_BACK,
+        [k.slots, k.rpm],
+        [token, held.user ? 1 : 0, this.limits.rpm ? 1 : 0],
+      );
+    let granted: boolean;
+    try {
+      granted = Number(await runScript(this.client, ACQUIRE, [this.globalKey], args)) === 1;
+    } catch (e) {
+      giveBack().catch(() => {});
+      throw e;
     }
-    const rpm = this.limits.rpm ? 1 : 0;
-    await runScript(this.client, GIVE_BACK, [k.slots, k.rpm], [token, held.user ? 1 : 0, rpm]);
+    if (granted) return { ok: true, held: { user: held.user, global: true } };
+    await giveBack();
     return { ok: false, reason: 'global_concurrent', waitMs: 0 };
   }
 

@@ -198,6 +198,42 @@ describe('Redis store on a Redis Cluster: the shared store suite', () => {
   });
 });
 
+describe('Redis store on a Redis Cluster: the global check fails', () => {
+  it("the user's part taken by the first call is given back, so the user's slot is free after", async () => {
+    const c = await client();
+    // A prefix whose global key and user key are served by different masters.
+    let prefix = newPrefix();
+    while (
+      (await cluster.masterOf(`${prefix}:g:{all}:slots`)) ===
+      (await cluster.masterOf(`${prefix}:u:{u:a}:slots`))
+    )
+      prefix = newPrefix();
+    const store = createRedisStore({
+      client: c,
+      keyPrefix: prefix,
+      limits: { rpm: { limit: 100, seconds: 60 }, userSlots: 1, globalSlots: 5 },
+      leaseMs: 60_000,
+      onRenewError: () => {},
+      logger: quiet,
+    });
+    expect((await store.admit('u:a', 'warm', true)).ok).toBe(true); // the scripts are loaded on both masters
+    await store.release('u:a', 'warm', { user: true, global: true }, 0);
+    const globalPort = await cluster.masterOf(`${prefix}:g:{all}:slots`);
+    const global = cluster.nodes.find((n) => n.port === globalPort)!;
+    global.proc.kill('SIGSTOP'); // the global check's node stops answering (shorter than a failover takes)
+    try {
+      await expect(store.admit('u:a', 't1', true)).rejects.toThrow();
+    } finally {
+      global.proc.kill('SIGCONT');
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    const again = await store.admit('u:a', 't2', true);
+    expect(again).toEqual({ ok: true, held: { user: true, global: true } });
+    await store.release('u:a', 't2', { user: true, global: true }, 0);
+    expect(store.slotCount).toBe(0);
+  });
+});
+
 describe('redisChangeFeed on a Redis Cluster', () => {
   it('an announcement on one replica reaches the other once, over Cluster clients', async () => {
     const channel = `feed:${newPrefix()}`;
