@@ -112,7 +112,14 @@ export async function startRedisCluster(): Promise<RedisCluster> {
       ),
     );
     rmSync(dir, { recursive: true, force: true });
+    process.off('exit', onExit);
   };
+  // Should the test process end without stop() (a crash, a killed run), the nodes go with it.
+  const onExit = (): void => {
+    for (const n of nodes) n.proc.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.once('exit', onExit);
   try {
     for (let i = 0; i < 6; i++) {
       const port = await clusterPort();
