@@ -17,6 +17,7 @@ import {
 import { type RedisStore, createRedisStore } from '../../middleware/limits/redis-store';
 import { runStoreSuite } from '../support/limits-store-suite';
 import { type RedisCluster, clusterClient, startRedisCluster } from '../support/redis-cluster';
+import { redisDescribe } from '../support/redis';
 import { type TestApp, keepAlive, post, startApp, tally, until, userKey } from '../support/limits-harness';
 
 jest.setTimeout(120_000);
@@ -83,7 +84,7 @@ async function both(o: Record<string, number>, f: (app: TestApp) => Promise<Reco
   return { memory, shared };
 }
 
-describe('limits on a Redis Cluster', () => {
+redisDescribe({ ownServer: true })('limits on a Redis Cluster', () => {
   it('exact counts under concurrency, as in memory: 40 parallel requests, rpm 7 → exactly 7 pass', async () => {
     const r = await both({ perUserRpm: 7 }, async (app) => {
       const agent = keepAlive();
@@ -175,7 +176,7 @@ describe('limits on a Redis Cluster', () => {
   });
 });
 
-describe('Redis store on a Redis Cluster: the shared store suite', () => {
+redisDescribe({ ownServer: true })('Redis store on a Redis Cluster: the shared store suite', () => {
   const stores: RedisStore[] = [];
   afterEach(() => {
     for (const s of stores.splice(0)) expect(s.slotCount).toBe(0); // every test gives its slots back
@@ -198,7 +199,7 @@ describe('Redis store on a Redis Cluster: the shared store suite', () => {
   });
 });
 
-describe('Redis store on a Redis Cluster: the global check fails', () => {
+redisDescribe({ ownServer: true })('Redis store on a Redis Cluster: the global check fails', () => {
   it("the user's part taken by the first call is given back, so the user's slot is free after", async () => {
     const c = await client();
     // A prefix whose global key and user key are served by different masters.
@@ -234,7 +235,7 @@ describe('Redis store on a Redis Cluster: the global check fails', () => {
   });
 });
 
-describe('redisChangeFeed on a Redis Cluster', () => {
+redisDescribe({ ownServer: true })('redisChangeFeed on a Redis Cluster', () => {
   it('an announcement on one replica reaches the other once, over Cluster clients', async () => {
     const channel = `feed:${newPrefix()}`;
     const feeds = [
@@ -263,7 +264,7 @@ describe('redisChangeFeed on a Redis Cluster', () => {
   });
 });
 
-describe('limits on a Redis Cluster: a master fails over', () => {
+redisDescribe({ ownServer: true })('limits on a Redis Cluster: a master fails over', () => {
   it('answers within each outage policy while the master is gone, and the limits are shared again after', async () => {
     const c = await client();
     const prefix = newPrefix();

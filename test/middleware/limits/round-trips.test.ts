@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import { limits, redisClientOptions } from '../../../middleware/limits/index';
-import { type RedisServer, startRedis } from '../../support/redis';
+import { type RedisServer, redisDescribe, startRedis } from '../../support/redis';
 import { type TestApp, post, startApp, until } from '../../support/limits-harness';
 
 let server: RedisServer;
@@ -15,9 +15,10 @@ let client: Redis;
 let app: TestApp | undefined;
 
 beforeAll(async () => {
-  server = await startRedis();
-  admin = new Redis(server.port, '127.0.0.1', { ...redisClientOptions });
-  client = new Redis(server.port, '127.0.0.1', { ...redisClientOptions });
+  // A server of its own: MONITOR would see other clients' commands on a shared REDIS_URL.
+  server = await startRedis({ ownServer: true });
+  admin = new Redis(server.url, { ...redisClientOptions });
+  client = new Redis(server.url, { ...redisClientOptions });
   for (const c of [admin, client]) {
     c.on('error', () => {});
     if (c.status !== 'ready') await new Promise((r) => c.once('ready', r));
@@ -48,7 +49,7 @@ async function sent(f: () => Promise<void>): Promise<Record<string, number>> {
   return out;
 }
 
-describe('limits, Redis store: round trips per request', () => {
+redisDescribe({ ownServer: true })('limits, Redis store: round trips per request', () => {
   it('every limit on: admission is one script call, the release and the charge one more', async () => {
     const mw = limits({
       perUserRpm: 100,
