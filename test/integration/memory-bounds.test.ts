@@ -7,10 +7,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { McpTestClient } from '../../testing/index';
 import { startDemo, type RunningDemo } from '../support/demo';
+import { freePort } from '../support/ports';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 const ROOT = path.resolve(__dirname, '../..');
@@ -27,14 +27,6 @@ interface Child {
   url: string;
   stderr: () => string;
   exited: () => boolean;
-}
-
-async function freePort(): Promise<number> {
-  const probe = http.createServer();
-  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-  const port = (probe.address() as AddressInfo).port;
-  await new Promise<void>((r) => probe.close(() => r()));
-  return port;
 }
 
 /** `node --max-old-space-size=96 --import tsx examples/server.ts`, resolved once it prints its URL. */

@@ -3,12 +3,11 @@
  * `subscriptions/listen` stream held by B within a second, exactly once, and B reads the same text.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { McpTestClient } from '../../testing/index';
 import { type RedisServer, redisDescribe, startRedis } from '../support/redis';
 import { type Stream, envelope, modernHeaders, openStream } from '../support/streaming';
+import { freePort } from '../support/ports';
 
 const ROOT = path.resolve(__dirname, '../..');
 const AUTH = { Authorization: 'Bearer demo-token' };
@@ -17,14 +16,6 @@ const SUB = 'io.modelcontextprotocol/subscriptionId';
 let redis: RedisServer;
 const children: ChildProcess[] = [];
 const streams: Stream[] = [];
-
-async function freePort(): Promise<number> {
-  const probe = http.createServer();
-  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-  const port = (probe.address() as AddressInfo).port;
-  await new Promise<void>((r) => probe.close(() => r()));
-  return port;
-}
 
 /** One demo process (`node --import tsx examples/server.ts`) on a free port, resolved once it prints its URL. */
 async function spawnDemo(env: Record<string, string>): Promise<string> {

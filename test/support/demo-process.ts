@@ -3,9 +3,8 @@
  * to it reaches the server): started on a free loopback port with the environment given, or run until it exits.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { freePort } from './ports';
 
 const ROOT = path.resolve(__dirname, '../..');
 const SERVER = path.join(ROOT, 'examples/server.ts');
@@ -23,14 +22,6 @@ export interface DemoProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** SIGKILL unless it has exited. */
   kill(): void;
-}
-
-async function freePort(): Promise<number> {
-  const probe = http.createServer();
-  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-  const port = (probe.address() as AddressInfo).port;
-  await new Promise<void>((r) => probe.close(() => r()));
-  return port;
 }
 
 function launch(env: Record<string, string>, port: number): Omit<DemoProcess, 'port' | 'base' | 'url'> {

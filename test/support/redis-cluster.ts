@@ -16,6 +16,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import Redis from 'ioredis';
 import { redisServerPath } from './redis';
+import { freePort } from './ports';
 
 const run = promisify(execFile);
 
@@ -33,19 +34,6 @@ export interface RedisCluster {
   killMasterOf(key: string): Promise<{ killed: number; promoted: number }>;
   /** Kill every node and remove their files. Safe to call twice. */
   stop(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /** Cluster ports: a node also listens on its port + 10000 (the cluster bus), so both must be free. */

@@ -18,9 +18,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { accessSync, constants, writeFileSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import path from 'node:path';
 import Redis from 'ioredis';
+import { freePort } from './ports';
 
 /** What to do about a missing Redis, in every message that reports one. */
 export const REDIS_HINT = 'install redis-server (apt install redis-server) or set REDIS_URL';
@@ -102,20 +103,6 @@ export function redisDescribe(needs: RedisNeeds = {}): jest.Describe {
   if (redisWanted(needs)) return describe;
   noteSkipped();
   return describe.skip;
-}
-
-/** A free TCP port on 127.0.0.1 (bound and released; a start on it retries if someone took it meanwhile). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /** Send PING over a raw socket; true on +PONG. */
