@@ -2,41 +2,17 @@
  * Two demo processes on one redis-server act as one server for change feeds: a note written on A reaches a
  * `subscriptions/listen` stream held by B within a second, exactly once, and B reads the same text.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
 import { McpTestClient } from '../../testing/index';
 import { type RedisServer, redisDescribe, startRedis } from '../support/redis';
 import { type Stream, envelope, modernHeaders, openStream } from '../support/streaming';
-import { freePort } from '../support/ports';
+import { type DemoProcess, spawnDemo } from '../support/demo-process';
 
-const ROOT = path.resolve(__dirname, '../..');
 const AUTH = { Authorization: 'Bearer demo-token' };
 const SUB = 'io.modelcontextprotocol/subscriptionId';
 
 let redis: RedisServer;
-const children: ChildProcess[] = [];
+const children: DemoProcess[] = [];
 const streams: Stream[] = [];
-
-/** One demo process (`node --import tsx examples/server.ts`) on a free port, resolved once it prints its URL. */
-async function spawnDemo(env: Record<string, string>): Promise<string> {
-  const port = await freePort();
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'examples/server.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: String(port), MCP_AUDIT_LOG: '/dev/null', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(proc);
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let err = '';
-    proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-    proc.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (out.includes('\n')) resolve(`http://127.0.0.1:${port}/mcp`);
-    });
-    proc.on('exit', (code) => reject(new Error(`demo exited (${code}) before listening: ${err}`)));
-  });
-}
 
 async function listenOn(url: string, id: string): Promise<Stream> {
   const message = {
@@ -71,7 +47,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const s of streams) s.close();
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  for (const c of children) c.kill();
   await redis.stop();
 });
 
@@ -81,7 +57,9 @@ redisDescribe({ ownServer: true })('two demo processes sharing one Redis', () =>
   beforeAll(async () => {
     // A redis-server of this file's own: the notes start empty.
     const env = { REDIS_URL: redis.url };
-    [a, b] = await Promise.all([spawnDemo(env), spawnDemo(env)]);
+    const demos = await Promise.all([spawnDemo(env), spawnDemo(env)]);
+    children.push(...demos);
+    [a, b] = demos.map((d) => d.url) as [string, string];
   }, 40_000);
 
   test('a note written on A reaches a listen stream on B within a second, once; B reads it', async () => {
