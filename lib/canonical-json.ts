@@ -25,23 +25,27 @@ function canonical(x: unknown, depth: number, maxDepth: number): string {
   if (depth >= maxDepth) return '"[too_deep]"';
   if (Array.isArray(x)) return canonicalArray(x, depth, maxDepth);
   const o = x as Record<string, unknown>;
-  const members: string[] = [];
-  for (const k of Object.keys(o).sort()) {
+  const keys = Object.keys(o);
+  if (keys.length > 1) keys.sort();
+  let out = '{';
+  for (const k of keys) {
     const val = o[k];
     if (val === undefined || typeof val === 'function') continue;
-    members.push(JSON.stringify(k) + ':' + canonical(val, depth + 1, maxDepth));
+    if (out.length > 1) out += ',';
+    out += JSON.stringify(k) + ':' + canonical(val, depth + 1, maxDepth);
   }
-  return '{' + members.join(',') + '}';
+  return out + '}';
 }
 
 /** An array: a hole stays empty between its commas, an `undefined` element is `null`. */
 function canonicalArray(x: readonly unknown[], depth: number, maxDepth: number): string {
-  const items: string[] = [];
+  let out = '[';
   for (let i = 0; i < x.length; i++) {
-    if (!(i in x)) items.push('');
-    else items.push(x[i] === undefined ? 'null' : canonical(x[i], depth + 1, maxDepth));
+    if (i > 0) out += ',';
+    if (!(i in x)) continue;
+    out += x[i] === undefined ? 'null' : canonical(x[i], depth + 1, maxDepth);
   }
-  return '[' + items.join(',') + ']';
+  return out + ']';
 }
 
 /** SHA-256 hex of the canonical JSON of `v`. */

@@ -141,7 +141,7 @@ export function encodeResult(value: unknown, input: EncodeInput): EncodeResult {
       message: `${input.method}: the handler returned a non-object result`,
     };
   }
-  const { resultType: rt, ttlMs, cacheScope, ...rest } = value;
+  const { resultType: rt, ttlMs, cacheScope } = value;
   let resultType = 'complete';
   if (rt !== undefined && rt !== 'complete') {
     if (
@@ -158,9 +158,16 @@ export function encodeResult(value: unknown, input: EncodeInput): EncodeResult {
       };
     }
   }
-  // Legacy: the destructuring above already dropped the protocol fields 2025-11-25 results do not have.
-  if (input.era === 'legacy') return { ok: true, result: rest, resultType };
-  const out: Record<string, unknown> = { resultType, ...rest };
+  // A plain object without the protocol fields is used as it is (legacy) or copied once behind `resultType`;
+  // anything else is copied member by member, so no prototype (a `toJSON`, say) goes with it.
+  const bare =
+    rt === undefined &&
+    ttlMs === undefined &&
+    cacheScope === undefined &&
+    Object.getPrototypeOf(value) === Object.prototype;
+  if (input.era === 'legacy')
+    return { ok: true, result: bare ? value : withoutProtocolFields(value), resultType };
+  const out: Record<string, unknown> = { resultType, ...(bare ? value : withoutProtocolFields(value)) };
   if (resultType === 'complete' && isCacheableRoute(input.routeKey ?? routeKey(input.method))) {
     let hint: CacheHint;
     if (ttlMs !== undefined || cacheScope !== undefined) {
@@ -179,6 +186,12 @@ export function encodeResult(value: unknown, input: EncodeInput): EncodeResult {
   const meta = isObj(out._meta) ? out._meta : undefined;
   out._meta = { ...meta, [META.serverInfo]: input.serverInfo };
   return { ok: true, result: out, resultType };
+}
+
+/** `value` without `resultType`, `ttlMs` and `cacheScope`, which 2025-11-25 results do not have. */
+function withoutProtocolFields(value: Record<string, unknown>): Record<string, unknown> {
+  const { resultType: _rt, ttlMs: _ttl, cacheScope: _scope, ...rest } = value;
+  return rest;
 }
 
 /**

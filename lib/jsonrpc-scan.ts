@@ -73,197 +73,220 @@ function nameIs(
   return end - start === word.length && text.startsWith(word, start);
 }
 
-/** One scan of one text: the open containers and what is known about the text. */
-class Scanner {
-  readonly #text: string;
-  readonly #maxDepth: number;
-  /** Open containers by depth; a frame is reused for the next container at its depth. */
-  readonly #frames: Frame[] = [];
-  /** The member names of the open objects, as positions in the text (see Frame). */
-  readonly #starts: number[] = [];
-  readonly #ends: number[] = [];
-  /** The decoded name where it differs from the text (an escaped name). */
-  readonly #names: (string | undefined)[] = [];
-  #depth = 0;
+/**
+ * The scan's working memory: the open containers by depth and the member names of the open objects, as
+ * positions in the text (see Frame). A scan runs to its end without yielding, so scans never overlap and one set
+ * of arrays serves them all; what a scan leaves in them is cleared when it ends ({@link release}), so no
+ * request string outlives its scan.
+ */
+const frames: Frame[] = [];
+const starts: number[] = [];
+const ends: number[] = [];
+/** The decoded name where it differs from the text (an escaped name); `undefined` elsewhere. */
+const names: (string | undefined)[] = [];
+
+/** What is known about the text under scan. */
+interface TextFacts {
+  text: string;
   /** No backslash anywhere: every string ends at the next quote. */
-  readonly #plain: boolean;
-  /** Whether the string last read by {@link Scanner.#stringEnd} holds an escape. */
-  #escaped = false;
+  plain: boolean;
   /**
    * Whether the text holds U+0130 (İ): the one character whose lower case is longer than itself (`i` and
    * U+0307), so the only way two names of different lengths can fold alike. Looked up on first need.
    */
-  #dottedCapitalI: boolean | undefined;
+  dottedCapitalI: boolean | undefined;
+  /** Frames below this depth were used and are cleared when the scan ends. */
+  high: number;
+  /** Whether `names` holds a decoded name. */
+  decoded: boolean;
+}
 
-  constructor(text: string, maxDepth: number) {
-    this.#text = text;
-    this.#maxDepth = maxDepth;
-    this.#plain = !text.includes('\\');
+/**
+ * The position of the quote that ends the string whose characters start at `start`, or `-1 - position` when the
+ * string holds an escape.
+ */
+function stringEnd(t: TextFacts, start: number): number {
+  const text = t.text;
+  if (t.plain) {
+    const j = text.indexOf('"', start);
+    return j < 0 ? text.length : j;
   }
+  let escaped = false;
+  let j = start;
+  while (j < text.length) {
+    const d = text.charCodeAt(j);
+    if (d === 0x22) break;
+    if (d === 0x5c /* \ */) {
+      escaped = true;
+      j += 2;
+    } else j++;
+  }
+  if (j > text.length) j = text.length;
+  return escaped ? -1 - j : j;
+}
 
-  /** The first problem in the text, or undefined. */
-  run(): ScanProblem | undefined {
-    const text = this.#text;
-    const n = text.length;
-    let i = 0;
-    let expectKey = false;
-    while (i < n) {
-      const c = text.charCodeAt(i);
-      if (c === 0x22 /* " */) {
-        const end = this.#stringEnd(i + 1);
-        if (expectKey) {
-          const problem = this.#member(i, end);
-          if (problem) return problem;
-          expectKey = false;
-        }
-        i = end + 1;
-        continue;
-      }
-      if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
-        const problem = this.#open(c === 0x7b);
+function run(t: TextFacts, maxDepth: number): ScanProblem | undefined {
+  const text = t.text;
+  const n = text.length;
+  let depth = 0;
+  let i = 0;
+  let expectKey = false;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      let end = stringEnd(t, i + 1);
+      const escaped = end < 0;
+      if (escaped) end = -1 - end;
+      if (expectKey) {
+        const problem = member(t, frames[depth - 1]!, i, end, escaped);
         if (problem) return problem;
-        expectKey = c === 0x7b;
-      } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
-        if (this.#depth > 0) this.#depth--;
         expectKey = false;
-      } else if (c === 0x2c /* , */) {
-        expectKey = this.#depth > 0 && this.#frames[this.#depth - 1]!.obj;
       }
-      i++;
+      i = end + 1;
+      continue;
     }
-    return undefined;
+    if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      const problem = open(t, depth, c === 0x7b, maxDepth);
+      if (problem) return problem;
+      depth++;
+      expectKey = c === 0x7b;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      if (depth > 0) depth--;
+      expectKey = false;
+    } else if (c === 0x2c /* , */) {
+      expectKey = depth > 0 && frames[depth - 1]!.obj;
+    }
+    i++;
   }
+  return undefined;
+}
 
-  /** The position of the quote that ends the string whose characters start at `start`. */
-  #stringEnd(start: number): number {
-    const text = this.#text;
-    this.#escaped = false;
-    if (this.#plain) {
-      const j = text.indexOf('"', start);
-      return j < 0 ? text.length : j;
-    }
-    let j = start;
-    while (j < text.length) {
-      const d = text.charCodeAt(j);
-      if (d === 0x22) return j;
-      if (d === 0x5c /* \ */) {
-        this.#escaped = true;
-        j += 2;
-      } else j++;
-    }
-    return text.length;
+/** A member name, the string between the quotes at `quote` and `end`, read in the object `top`. */
+function member(
+  t: TextFacts,
+  top: Frame,
+  quote: number,
+  end: number,
+  escaped: boolean,
+): ScanProblem | undefined {
+  const text = t.text;
+  const start = quote + 1;
+  let decoded: string | undefined;
+  if (escaped) {
+    decoded = JSON.parse(text.slice(quote, end + 1)) as string;
+    t.decoded = true;
   }
-
-  /** A member name, the string between the quotes at `quote` and `end`, read in the innermost object. */
-  #member(quote: number, end: number): ScanProblem | undefined {
-    const text = this.#text;
-    const top = this.#frames[this.#depth - 1]!;
-    const start = quote + 1;
-    const decoded = this.#escaped ? (JSON.parse(text.slice(quote, end + 1)) as string) : undefined;
-    if (nameIs(text, start, end, decoded, '__proto__'))
-      return { reason: 'forbidden_member', message: 'Member "__proto__" is not allowed' };
-    if (!this.#addName(top, start, end, decoded)) {
-      const name = decoded ?? text.slice(start, end);
-      return { reason: 'duplicate_member', message: `Member "${clip(name)}" is named twice` };
-    }
-    return undefined;
+  if (nameIs(text, start, end, decoded, '__proto__'))
+    return { reason: 'forbidden_member', message: 'Member "__proto__" is not allowed' };
+  if (!addName(t, top, start, end, decoded)) {
+    const name = decoded ?? text.slice(start, end);
+    return { reason: 'duplicate_member', message: `Member "${clip(name)}" is named twice` };
   }
+  return undefined;
+}
 
-  /** Open an object (`obj`) or an array at the current depth. */
-  #open(obj: boolean): ScanProblem | undefined {
-    const text = this.#text;
-    const parent = this.#depth > 0 ? this.#frames[this.#depth - 1] : undefined;
-    let role: Role = NONE;
-    if (obj) {
-      if (!parent) role = ENVELOPE;
-      else if (parent.obj && parent.role === ENVELOPE && lastIs(text, parent, 'params')) role = PARAMS;
-      else if (parent.obj && parent.role === PARAMS && lastIs(text, parent, '_meta')) role = META;
-      if (parent && parent.obj && lastIs(text, parent, 'constructor'))
-        return { reason: 'forbidden_member', message: 'Member "constructor" may not hold an object' };
-    }
-    if (this.#depth >= this.#maxDepth)
-      return { reason: 'too_deep', message: `Request nesting exceeds ${this.#maxDepth} levels` };
-    let f = this.#frames[this.#depth];
-    if (f === undefined) {
-      f = newFrame();
-      this.#frames[this.#depth] = f;
-    }
-    f.obj = obj;
-    f.role = role;
-    f.base = parent ? parent.base + parent.count : 0;
-    f.count = 0;
+/** Open an object (`obj`) or an array at `depth`. */
+function open(t: TextFacts, depth: number, obj: boolean, maxDepth: number): ScanProblem | undefined {
+  const text = t.text;
+  const parent = depth > 0 ? frames[depth - 1] : undefined;
+  let role: Role = NONE;
+  if (obj) {
+    if (!parent) role = ENVELOPE;
+    else if (parent.obj && parent.role === ENVELOPE && lastIs(text, parent, 'params')) role = PARAMS;
+    else if (parent.obj && parent.role === PARAMS && lastIs(text, parent, '_meta')) role = META;
+    if (parent && parent.obj && lastIs(text, parent, 'constructor'))
+      return { reason: 'forbidden_member', message: 'Member "constructor" may not hold an object' };
+  }
+  if (depth >= maxDepth) return { reason: 'too_deep', message: `Request nesting exceeds ${maxDepth} levels` };
+  let f = frames[depth];
+  if (f === undefined) {
+    f = newFrame();
+    frames[depth] = f;
+  }
+  f.obj = obj;
+  f.role = role;
+  f.base = parent ? parent.base + parent.count : 0;
+  f.count = 0;
+  f.set = undefined;
+  f.lastStart = -1;
+  f.lastName = undefined;
+  if (depth >= t.high) t.high = depth + 1;
+  return undefined;
+}
+
+/** Name `k` of the frame as a string: decoded when it was escaped, case-folded in a folding role. */
+function keyAt(text: string, f: Frame, k: number): string {
+  const at = f.base + k;
+  const name = names[at] ?? text.slice(starts[at], ends[at]);
+  return f.role !== NONE ? foldKey(name) : name;
+}
+
+/** Do names `a` and `b` of the frame collide (exactly, or case-folded in a folding role)? */
+function sameName(t: TextFacts, f: Frame, a: number, b: number): boolean {
+  const text = t.text;
+  const folded = f.role !== NONE;
+  const x0 = f.base + a;
+  const y0 = f.base + b;
+  if (names[x0] !== undefined || names[y0] !== undefined) return keyAt(text, f, a) === keyAt(text, f, b);
+  let i = starts[x0]!;
+  let j = starts[y0]!;
+  const len = ends[x0]! - i;
+  if (ends[y0]! - j !== len) {
+    if (!folded) return false;
+    t.dottedCapitalI ??= text.includes('\u0130');
+    return t.dottedCapitalI && keyAt(text, f, a) === keyAt(text, f, b);
+  }
+  for (const end = i + len; i < end; i++, j++) {
+    let x = text.charCodeAt(i);
+    let y = text.charCodeAt(j);
+    if (x === y) continue;
+    if (!folded) return false;
+    // Past ASCII, folding is Unicode's (the Kelvin sign folds to an ASCII "k"): compare the folded names.
+    if (x > 0x7f || y > 0x7f) return keyAt(text, f, a) === keyAt(text, f, b);
+    // Two ASCII characters after an identical prefix: they decide.
+    if (x >= 0x41 && x <= 0x5a) x += 0x20;
+    if (y >= 0x41 && y <= 0x5a) y += 0x20;
+    if (x !== y) return false;
+  }
+  return true;
+}
+
+/**
+ * Add the member name found between `start` and `end` (`decoded` when it holds an escape) to the object's
+ * names; false when the object already has it.
+ */
+function addName(t: TextFacts, f: Frame, start: number, end: number, decoded: string | undefined): boolean {
+  f.lastStart = start;
+  f.lastEnd = end;
+  f.lastName = decoded;
+  if (f.set !== undefined) {
+    const name = decoded ?? t.text.slice(start, end);
+    const key = f.role !== NONE ? foldKey(name) : name;
+    if (f.set.has(key)) return false;
+    f.set.add(key);
+    return true;
+  }
+  const k = f.count++;
+  const at = f.base + k;
+  starts[at] = start;
+  ends[at] = end;
+  names[at] = decoded;
+  for (let i = 0; i < k; i++) if (sameName(t, f, i, k)) return false;
+  if (f.count > SMALL_OBJECT) {
+    const all = new Set<string>();
+    for (let i = 0; i < f.count; i++) all.add(keyAt(t.text, f, i));
+    f.set = all;
+  }
+  return true;
+}
+
+/** Forget the strings a scan left in the working memory (positions keep nothing alive). */
+function release(t: TextFacts): void {
+  if (t.decoded) names.length = 0;
+  for (let d = 0; d < t.high; d++) {
+    const f = frames[d]!;
     f.set = undefined;
-    f.lastStart = -1;
     f.lastName = undefined;
-    this.#depth++;
-    return undefined;
-  }
-
-  /** Name `k` of the frame as a string: decoded when it was escaped, case-folded in a folding role. */
-  #keyAt(f: Frame, k: number): string {
-    const at = f.base + k;
-    const name = this.#names[at] ?? this.#text.slice(this.#starts[at], this.#ends[at]);
-    return f.role !== NONE ? foldKey(name) : name;
-  }
-
-  /** Do names `a` and `b` of the frame collide (exactly, or case-folded in a folding role)? */
-  #sameName(f: Frame, a: number, b: number): boolean {
-    const text = this.#text;
-    const folded = f.role !== NONE;
-    const names = this.#names;
-    const x0 = f.base + a;
-    const y0 = f.base + b;
-    if (names[x0] !== undefined || names[y0] !== undefined) return this.#keyAt(f, a) === this.#keyAt(f, b);
-    let i = this.#starts[x0]!;
-    let j = this.#starts[y0]!;
-    const len = this.#ends[x0]! - i;
-    if (this.#ends[y0]! - j !== len) {
-      if (!folded) return false;
-      this.#dottedCapitalI ??= text.includes('\u0130');
-      return this.#dottedCapitalI && this.#keyAt(f, a) === this.#keyAt(f, b);
-    }
-    for (const end = i + len; i < end; i++, j++) {
-      let x = text.charCodeAt(i);
-      let y = text.charCodeAt(j);
-      if (x === y) continue;
-      if (!folded) return false;
-      // Past ASCII, folding is Unicode's (the Kelvin sign folds to an ASCII "k"): compare the folded names.
-      if (x > 0x7f || y > 0x7f) return this.#keyAt(f, a) === this.#keyAt(f, b);
-      // Two ASCII characters after an identical prefix: they decide.
-      if (x >= 0x41 && x <= 0x5a) x += 0x20;
-      if (y >= 0x41 && y <= 0x5a) y += 0x20;
-      if (x !== y) return false;
-    }
-    return true;
-  }
-
-  /**
-   * Add the member name found between `start` and `end` (`decoded` when it holds an escape) to the object's
-   * names; false when the object already has it.
-   */
-  #addName(f: Frame, start: number, end: number, decoded: string | undefined): boolean {
-    f.lastStart = start;
-    f.lastEnd = end;
-    f.lastName = decoded;
-    if (f.set !== undefined) {
-      const name = decoded ?? this.#text.slice(start, end);
-      const key = f.role !== NONE ? foldKey(name) : name;
-      if (f.set.has(key)) return false;
-      f.set.add(key);
-      return true;
-    }
-    const k = f.count++;
-    const at = f.base + k;
-    this.#starts[at] = start;
-    this.#ends[at] = end;
-    this.#names[at] = decoded;
-    for (let i = 0; i < k; i++) if (this.#sameName(f, i, k)) return false;
-    if (f.count > SMALL_OBJECT) {
-      const all = new Set<string>();
-      for (let i = 0; i < f.count; i++) all.add(this.#keyAt(f, i));
-      f.set = all;
-    }
-    return true;
   }
 }
 
@@ -290,5 +313,16 @@ function lastIs(text: string, f: Frame, word: string): boolean {
  * Returns the first problem, or undefined.
  */
 export function scanMembers(text: string, maxDepth: number): ScanProblem | undefined {
-  return new Scanner(text, maxDepth).run();
+  const t: TextFacts = {
+    text,
+    plain: !text.includes('\\'),
+    dottedCapitalI: undefined,
+    high: 0,
+    decoded: false,
+  };
+  try {
+    return run(t, maxDepth);
+  } finally {
+    release(t);
+  }
 }

@@ -13,6 +13,7 @@
  * Pure: no I/O (node:crypto's HMAC and hashes are computations).
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { canonicalJson } from './canonical-json.js';
 import type { JsonObject } from './jsonrpc.js';
 import { clip } from './clip.js';
 
@@ -180,24 +181,6 @@ const TOKEN_VERSION = 'v1';
 export const MAX_REQUEST_STATE_LENGTH = 65536;
 /** Shortest HMAC key accepted, in bytes. */
 export const MIN_STATE_KEY_BYTES = 32;
-
-/**
- * JSON with object keys sorted, so equal values give equal text whatever the member order. Values are parsed
- * JSON (depth already bounded by the parser); anything deeper than 256 levels is cut off with a marker.
- */
-function canonicalJson(v: unknown, depth = 0): string {
-  if (depth > 256) return '"…"';
-  if (v === null || typeof v !== 'object') {
-    const s = JSON.stringify(v);
-    return s === undefined ? 'null' : s;
-  }
-  if (Array.isArray(v)) return '[' + v.map((x) => canonicalJson(x, depth + 1)).join(',') + ']';
-  const o = v as Record<string, unknown>;
-  const keys = Object.keys(o)
-    .filter((k) => o[k] !== undefined)
-    .sort();
-  return '{' + keys.map((k) => JSON.stringify(k) + ':' + canonicalJson(o[k], depth + 1)).join(',') + '}';
-}
 
 /** The members of params that change between the rounds of one request, left out of the digest. */
 const ROUND_MEMBERS = new Set(['inputResponses', 'requestState', '_meta']);

@@ -64,7 +64,8 @@ const isObj = (v: unknown): v is JsonObject => v !== null && typeof v === 'objec
 export function openCall(reply: Reply, route: Route): Call {
   const { res, mcp, era, locals } = reply;
   const ac = new LazyAbort();
-  res.once('close', () => {
+  // 'close' is emitted once: a plain listener, without once()'s wrapper.
+  res.on('close', () => {
     if (!res.writableFinished) ac.abort(new Error('The client went away'));
   });
   let clientCapabilities: JsonObject = {};

@@ -18,15 +18,24 @@ export function applyOutbound(
   method: string,
   kind: 'result' | 'notification',
 ): unknown {
-  const transforms: readonly unknown[] = Array.isArray(locals.outbound) ? locals.outbound : [];
-  const from = (i: number, v: unknown): unknown => {
-    for (; i < transforms.length; i++) {
-      const t = transforms[i];
-      if (typeof t !== 'function') continue;
-      v = (t as OutboundTransform)(v, { method, kind });
-      if (isThenable(v)) return Promise.resolve(v).then((settled) => from(i + 1, settled));
-    }
-    return v;
-  };
-  return from(0, value);
+  const transforms = locals.outbound;
+  if (!Array.isArray(transforms) || transforms.length === 0) return value;
+  return applyFrom(transforms, 0, value, { method, kind });
+}
+
+function applyFrom(
+  transforms: readonly unknown[],
+  from: number,
+  value: unknown,
+  info: { method: string; kind: 'result' | 'notification' },
+): unknown {
+  let v = value;
+  for (let i = from; i < transforms.length; i++) {
+    const t = transforms[i];
+    if (typeof t !== 'function') continue;
+    v = (t as OutboundTransform)(v, info);
+    if (isThenable(v))
+      return Promise.resolve(v).then((settled) => applyFrom(transforms, i + 1, settled, info));
+  }
+  return v;
 }

@@ -49,15 +49,18 @@ export function writeAnswer(
     if (!res.writableEnded && !res.destroyed) res.end();
     return;
   }
-  res.statusCode = status;
-  if (version !== undefined) res.setHeader('MCP-Protocol-Version', version);
+  // The headers as one flat list to writeHead, which merges them with any set earlier: with none set earlier,
+  // node writes them as they are and builds no header map.
+  const headers: (string | number)[] = [];
+  if (version !== undefined) headers.push('MCP-Protocol-Version', version);
   if (text === undefined) {
-    res.setHeader('Content-Length', 0);
+    headers.push('Content-Length', 0);
+    res.writeHead(status, headers);
     res.end();
     return;
   }
-  res.setHeader('Content-Type', 'application/json');
-  res.setHeader('Content-Length', Buffer.byteLength(text));
+  headers.push('Content-Type', 'application/json', 'Content-Length', Buffer.byteLength(text));
+  res.writeHead(status, headers);
   res.end(text);
 }
 

@@ -41,11 +41,21 @@ export function scanHost(rawHeaders: readonly string[], url: string | undefined)
   let origins = 0;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!;
-    if (name.length === 4 && name.toLowerCase() === 'host') {
+    if (isName(name, 'host')) {
       if (hosts++ === 0) host = rawHeaders[i + 1]!.toLowerCase();
-    } else if (name.length === 6 && name.toLowerCase() === 'origin') {
+    } else if (isName(name, 'origin')) {
       origins++;
     }
   }
   return { hosts, host, target: targetAuthority(url), origins };
+}
+
+/** Is the header name `name` the lower-case ASCII `lower`, in any case? Compared in place, no copy made. */
+export function isName(name: string, lower: string): boolean {
+  if (name.length !== lower.length) return false;
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if ((c >= 0x41 && c <= 0x5a ? c + 0x20 : c) !== lower.charCodeAt(i)) return false;
+  }
+  return true;
 }

@@ -14,7 +14,7 @@ import { log } from '../internal/log.js';
 import { sendRefusal, stderrLogger } from '../internal/respond.js';
 import { badOption, knownKeys, loggerOption, optionsObject } from '../internal/options.js';
 import type { Logger, Middleware } from '../types.js';
-import { scanHost } from './host.js';
+import { isName, scanHost } from './host.js';
 
 export interface GuardOriginOptions {
   /** Allowed `Origin` values (`scheme://host[:port]`), or `'*'` for any. Default: none. */
@@ -65,7 +65,7 @@ function linesOf(req: IncomingMessage, name: string): string[] {
   const out: string[] = [];
   const raw = req.rawHeaders;
   for (let i = 0; i < raw.length && out.length <= LIST_CAP; i += 2) {
-    if (raw[i]!.length === name.length && raw[i]!.toLowerCase() === name) out.push(raw[i + 1]!);
+    if (isName(raw[i]!, name)) out.push(raw[i + 1]!);
   }
   return out;
 }

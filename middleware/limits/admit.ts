@@ -181,7 +181,8 @@ export function createAdmission(config: LimitsConfig, limiter: Limiter): Admissi
         closed: false,
         admittedAt: -1,
       };
-      res.once('close', () => settle(a));
+      // 'close' is emitted once: a plain listener, without once()'s wrapper.
+      res.on('close', () => settle(a));
       try {
         const verdict = limiter.admit(a.key, !a.longLived);
         if (!isThenable(verdict)) decide(a, verdict, next);
