@@ -270,12 +270,35 @@ export function responseText(id: string | number | undefined, result: Record<str
     else if (hasToJson(v)) return JSON.stringify({ jsonrpc: '2.0', id, result });
   }
   if (!carried || hasToJson(result)) return JSON.stringify({ jsonrpc: '2.0', id, result });
-  const members: string[] = [];
+  // The members between carried ones are serialized together, as one object each; the carried texts go between.
+  let text = '';
+  let run: Record<string, unknown> = {};
+  let first = true;
   for (const k of keys) {
-    const v = result[k];
-    const t = carriedText(v) ?? (JSON.stringify(v) as string | undefined);
-    if (t !== undefined) members.push(`${JSON.stringify(k)}:${t}`);
+    const t = carriedText(result[k]);
+    if (t === undefined) {
+      // defineProperty for `__proto__`, which an assignment would take as the prototype.
+      if (k === '__proto__') Object.defineProperty(run, k, { value: result[k], enumerable: true });
+      else run[k] = result[k];
+      continue;
+    }
+    text = first ? envelopeHead(id, run) : text + runText(run, text);
+    text += `${text.endsWith('{') ? '' : ','}${JSON.stringify(k)}:${t}`;
+    run = {};
+    first = false;
   }
-  const idText = id === undefined ? '' : `"id":${JSON.stringify(id)},`;
-  return `{"jsonrpc":"2.0",${idText}"result":{${members.join(',')}}}`;
+  return `${text}${runText(run, text)}}}`;
+}
+
+/** `{"jsonrpc":"2.0","id":…,"result":{` and the members of `run`, as JSON.stringify writes them. */
+function envelopeHead(id: string | number | undefined, run: Record<string, unknown>): string {
+  const whole = JSON.stringify({ jsonrpc: '2.0', id, result: run });
+  return whole.slice(0, -2);
+}
+
+/** The members of `run` as they follow `text` in an object: its JSON without the braces, after a comma. */
+function runText(run: Record<string, unknown>, text: string): string {
+  const t = JSON.stringify(run);
+  if (t.length === 2) return '';
+  return (text.endsWith('{') ? '' : ',') + t.slice(1, -1);
 }
