@@ -273,6 +273,7 @@ export function responseText(id: string | number | undefined, result: Record<str
   // The members between carried ones are serialized together, as one object each; the carried texts go between.
   let text = '';
   let run: Record<string, unknown> = {};
+  let size = 0;
   let first = true;
   for (const k of keys) {
     const t = carriedText(result[k]);
@@ -280,24 +281,31 @@ export function responseText(id: string | number | undefined, result: Record<str
       // defineProperty for `__proto__`, which an assignment would take as the prototype.
       if (k === '__proto__') Object.defineProperty(run, k, { value: result[k], enumerable: true });
       else run[k] = result[k];
+      size++;
       continue;
     }
-    text = first ? envelopeHead(id, run) : text + runText(run, text);
+    text = first ? envelopeHead(id, run, size) : text + runText(run, size, text);
     text += `${text.endsWith('{') ? '' : ','}${JSON.stringify(k)}:${t}`;
     run = {};
+    size = 0;
     first = false;
   }
-  return `${text}${runText(run, text)}}}`;
+  return `${text}${runText(run, size, text)}}}`;
 }
 
-/** `{"jsonrpc":"2.0","id":…,"result":{` and the members of `run`, as JSON.stringify writes them. */
-function envelopeHead(id: string | number | undefined, run: Record<string, unknown>): string {
-  const whole = JSON.stringify({ jsonrpc: '2.0', id, result: run });
-  return whole.slice(0, -2);
+/** `{"jsonrpc":"2.0","id":…,"result":{` and the `size` members of `run`, as JSON.stringify writes them. */
+function envelopeHead(id: string | number | undefined, run: Record<string, unknown>, size: number): string {
+  if (size > 0) return JSON.stringify({ jsonrpc: '2.0', id, result: run }).slice(0, -2);
+  return id === undefined
+    ? '{"jsonrpc":"2.0","result":{'
+    : `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{`;
 }
 
-/** The members of `run` as they follow `text` in an object: its JSON without the braces, after a comma. */
-function runText(run: Record<string, unknown>, text: string): string {
+/**
+ * The `size` members of `run` as they follow `text` in an object: its JSON without the braces, after a comma.
+ */
+function runText(run: Record<string, unknown>, size: number, text: string): string {
+  if (size === 0) return '';
   const t = JSON.stringify(run);
   if (t.length === 2) return '';
   return (text.endsWith('{') ? '' : ',') + t.slice(1, -1);
