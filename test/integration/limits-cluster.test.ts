@@ -101,13 +101,21 @@ redisDescribe({ ownServer: true })('limits on a Redis Cluster', () => {
   it('exact concurrency counts, as in memory: user and global slots across two replicas', async () => {
     const o = { perUserConcurrency: 2, globalConcurrency: 3 };
     const counts = async (apps: TestApp[]) => {
-      const held = [0, 1, 2, 3].map((i) => post(apps[i % 2]!.port, { user: 'a', hold: 'gate' }));
-      held.push(
-        post(apps[0]!.port, { user: 'b', hold: 'gate' }),
-        post(apps[1]!.port, { user: 'c', hold: 'gate' }),
-      );
-      await until(() => [...new Set(apps)].reduce((n, a) => n + a.holding, 0) === 3, 'three held');
-      await new Promise((r) => setTimeout(r, 200));
+      const holding = () => [...new Set(apps)].reduce((n, a) => n + a.holding, 0);
+      // One at a time, alternating replicas, each sent once the one before is held or answered: which request
+      // meets which limit then follows from this order, not from the order the requests happen to arrive in.
+      const plan = ['a', 'a', 'a', 'a', 'b', 'c'];
+      const held: ReturnType<typeof post>[] = [];
+      for (const [i, user] of plan.entries()) {
+        const before = holding();
+        let answered = false;
+        const p = post(apps[i % 2]!.port, { user, hold: 'gate' });
+        const settled = (): void => void (answered = true);
+        p.then(settled, settled);
+        held.push(p);
+        await until(() => answered || holding() > before, `request ${i + 1} held or answered`);
+      }
+      expect(holding()).toBe(3);
       for (const a of apps) a.release();
       const rs = await Promise.all(held);
       return rs.map((x) =>
