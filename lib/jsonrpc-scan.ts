@@ -125,6 +125,7 @@ function stringEnd(t: TextFacts, start: number): number {
   return escaped ? -1 - j : j;
 }
 
+/** The first problem in the text, or undefined. */
 function run(t: TextFacts, maxDepth: number): ScanProblem | undefined {
   const text = t.text;
   const n = text.length;
