@@ -88,6 +88,12 @@ export async function count(
     // build would differ widely. The predictable schedule fixes all three (and the young generation at 4 MB, which
     // its implication sets whatever else is asked), so that repeated counts agree.
     '--predictable-gc-schedule',
+    // Scavenges and incremental-marking steps also run from tasks the event loop picks up when it gets to them:
+    // under valgrind, how much the young generation holds by then, and so what survives and is promoted, depends
+    // on how fast the machine runs valgrind, and a loaded machine's counts drift. Without those tasks the
+    // collector runs only where allocation asks for it, the same in every run.
+    '--no-minor-gc-task',
+    '--no-incremental-marking-task',
     // V8 draws a random hash seed per process and builds its hash tables' seed data from it at start-up, a search
     // whose cost depends on the seed; with a fixed seed start-up costs the same in both counts and cancels out.
     '--hash-seed=1',
