@@ -184,8 +184,28 @@ export function encodeResult(value: unknown, input: EncodeInput): EncodeResult {
     out.cacheScope = hint.cacheScope;
   }
   const meta = isObj(out._meta) ? out._meta : undefined;
-  out._meta = { ...meta, [META.serverInfo]: input.serverInfo };
+  out._meta =
+    meta === undefined ? serverMeta(input.serverInfo) : { ...meta, [META.serverInfo]: input.serverInfo };
   return { ok: true, result: out, resultType };
+}
+
+/** The `_meta` of results without their own, per frozen server info (see {@link serverMeta}). */
+const SERVER_META = new WeakMap<object, Record<string, unknown>>();
+
+/**
+ * `{ [serverInfo key]: serverInfo }`, the `_meta` of a modern result that has none of its own. For a frozen
+ * `serverInfo` (as `dispatch()` keeps it) it is made once, a frozen copy carrying its JSON text (see
+ * {@link encodedOnce}), and shared by every answer; an unfrozen one gets a new object each time.
+ */
+// see docs/performance.md#the-static-toolslist
+function serverMeta(serverInfo: Implementation): Record<string, unknown> {
+  if (!Object.isFrozen(serverInfo)) return { [META.serverInfo]: serverInfo };
+  let m = SERVER_META.get(serverInfo);
+  if (m === undefined) {
+    m = carrying({ [META.serverInfo]: serverInfo });
+    SERVER_META.set(serverInfo, m);
+  }
+  return m;
 }
 
 /** `value` without `resultType`, `ttlMs` and `cacheScope`, which 2025-11-25 results do not have. */
@@ -247,6 +267,14 @@ export function encodedOnce<T extends object>(value: T): T {
   return deepFreeze(copy as T);
 }
 
+/** A deep-frozen plain-data copy of the object `value` that carries its own JSON text. */
+function carrying<T extends object>(value: T): T {
+  const text = JSON.stringify(value);
+  const copy = JSON.parse(text) as T;
+  Object.defineProperty(copy, CARRIED_TEXT, { value: text });
+  return deepFreeze(copy);
+}
+
 const carriedText = (v: unknown): string | undefined =>
   v !== null && typeof v === 'object' && Object.hasOwn(v, CARRIED_TEXT)
     ? (v as Carrier)[CARRIED_TEXT]
@@ -285,7 +313,7 @@ export function responseText(id: string | number | undefined, result: Record<str
       continue;
     }
     text = first ? envelopeHead(id, run, size) : text + runText(run, size, text);
-    text += `${text.endsWith('{') ? '' : ','}${JSON.stringify(k)}:${t}`;
+    text += `${text.endsWith('{') ? '' : ','}${quoted(k)}:${t}`;
     run = {};
     size = 0;
     first = false;
@@ -295,10 +323,23 @@ export function responseText(id: string | number | undefined, result: Record<str
 
 /** `{"jsonrpc":"2.0","id":…,"result":{` and the `size` members of `run`, as JSON.stringify writes them. */
 function envelopeHead(id: string | number | undefined, run: Record<string, unknown>, size: number): string {
-  if (size > 0) return JSON.stringify({ jsonrpc: '2.0', id, result: run }).slice(0, -2);
-  return id === undefined
-    ? '{"jsonrpc":"2.0","result":{'
-    : `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{`;
+  const head =
+    id === undefined
+      ? '{"jsonrpc":"2.0","result":{'
+      : `{"jsonrpc":"2.0","id":${typeof id === 'number' && Number.isFinite(id) ? String(id) : JSON.stringify(id)},"result":{`;
+  return head + runText(run, size, head);
+}
+
+/**
+ * A member name as JSON writes it: a name of printable ASCII without `"` or `\` between quotes as it is, any
+ * other through JSON.stringify.
+ */
+function quoted(k: string): string {
+  for (let i = 0; i < k.length; i++) {
+    const c = k.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return JSON.stringify(k);
+  }
+  return `"${k}"`;
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type CacheHint, type Implementation } from '../../lib/encode.js';
+import { type CacheHint, type Implementation, deepFreeze } from '../../lib/encode.js';
 import { LOG_LEVELS, type LogLevel } from '../../lib/meta.js';
 import { MIN_STATE_KEY_BYTES } from '../../lib/mrtr.js';
 import { CACHEABLE_METHODS, routeKey } from '../../lib/routing.js';
@@ -248,7 +248,7 @@ function checkServerInfo(v: unknown): Readonly<Implementation> {
     throw badOption(DISPATCH, 'serverInfo', v, 'an object with non-empty string name and version');
   }
   try {
-    return Object.freeze(structuredClone(v)) as Implementation;
+    return deepFreeze(structuredClone(v)) as Implementation;
   } catch {
     throw badOption(DISPATCH, 'serverInfo', v, 'plain JSON data');
   }

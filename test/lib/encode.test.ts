@@ -247,3 +247,44 @@ describe('responseText', () => {
     expect(responseText(3, own)).toBe(JSON.stringify({ jsonrpc: '2.0', id: 3, result: own }));
   });
 });
+
+// see docs/performance.md#the-static-toolslist
+describe('the server info of a modern result', () => {
+  const input = (serverInfo: { name: string; version: string }) => ({
+    era: 'modern' as const,
+    method: 'tools/call',
+    serverInfo,
+  });
+  const metaOf = (r: unknown) => (r as { result: { _meta: Record<string, unknown> } }).result._meta;
+
+  test('a frozen server info gives one shared, frozen _meta, written from its text as JSON.stringify writes it', () => {
+    const info = Object.freeze({ name: 'srv', version: '1.0.0' });
+    const a = encodeResult({ content: [] }, input(info));
+    const b = encodeResult({ content: [] }, input(info));
+    expect(metaOf(a)).toBe(metaOf(b));
+    expect(Object.isFrozen(metaOf(a))).toBe(true);
+    expect(metaOf(a)).toEqual({ 'io.modelcontextprotocol/serverInfo': info });
+    const result = (a as { result: Record<string, unknown> }).result;
+    const stringify = jest.spyOn(JSON, 'stringify');
+    try {
+      expect(responseText(3, result)).toBe(
+        `{"jsonrpc":"2.0","id":3,"result":{"resultType":"complete","content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"1.0.0"}}}}`,
+      );
+      expect(stringify.mock.calls.some(([v]) => v === metaOf(a))).toBe(false);
+    } finally {
+      stringify.mockRestore();
+    }
+    expect(responseText(3, result)).toBe(JSON.stringify({ jsonrpc: '2.0', id: 3, result }));
+  });
+
+  test('an unfrozen server info is read afresh for every result, and a result’s own _meta is kept', () => {
+    const info = { name: 'srv', version: '1.0.0' };
+    const a = encodeResult({ content: [] }, input(info));
+    info.version = '2.0.0';
+    const b = encodeResult({ content: [] }, input(info));
+    expect(metaOf(a)).not.toBe(metaOf(b));
+    expect(metaOf(b)).toEqual({ 'io.modelcontextprotocol/serverInfo': { name: 'srv', version: '2.0.0' } });
+    const own = encodeResult({ content: [], _meta: { trace: 'x' } }, input(Object.freeze({ ...info })));
+    expect(metaOf(own)).toEqual({ trace: 'x', 'io.modelcontextprotocol/serverInfo': info });
+  });
+});
