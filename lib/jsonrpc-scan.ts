@@ -24,7 +24,7 @@ const PARAMS = 2;
 const META = 3;
 
 /**
- * One open container. An object's member names are kept as positions in the text (the scanner's `starts` and
+ * One open container. An object's member names are kept as positions in the text (the scan's `starts` and
  * `ends` from `base` on: the key's characters between the quotes) and compared there, character by character; a
  * name is made into a string only when it holds an escape (`names`, its decoded value), when two names compared
  * case-folded differ past ASCII, and past {@link SMALL_OBJECT} names, where a Set of the (folded) names takes
@@ -33,7 +33,7 @@ const META = 3;
 interface Frame {
   obj: boolean;
   role: Role;
-  /** Where this object's names start in the scanner's arrays. */
+  /** Where this object's names start in the scan's arrays. */
   base: number;
   /** How many member names are in the arrays (at most SMALL_OBJECT + 1; the Set holds the rest). */
   count: number;
