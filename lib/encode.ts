@@ -298,41 +298,46 @@ export function responseText(id: string | number | undefined, result: Record<str
     else if (hasToJson(v)) return JSON.stringify({ jsonrpc: '2.0', id, result });
   }
   if (!carried || hasToJson(result)) return JSON.stringify({ jsonrpc: '2.0', id, result });
-  // The members between carried ones are serialized together, as one object each; the carried texts go between.
-  let text = '';
-  let run: Record<string, unknown> = {};
-  let size = 0;
-  let first = true;
-  for (const k of keys) {
-    const t = carriedText(result[k]);
-    if (t === undefined) {
-      // defineProperty for `__proto__`, which an assignment would take as the prototype.
-      if (k === '__proto__') Object.defineProperty(run, k, { value: result[k], enumerable: true });
-      else run[k] = result[k];
-      size++;
-      continue;
-    }
-    text = first ? envelopeHead(id, run, size) : text + runText(run, size, text);
-    text += `${text.endsWith('{') ? '' : ','}${quoted(k)}:${t}`;
-    run = {};
-    size = 0;
-    first = false;
-  }
-  return `${text}${runText(run, size, text)}}}`;
-}
-
-/** `{"jsonrpc":"2.0","id":…,"result":{` and the `size` members of `run`, as JSON.stringify writes them. */
-function envelopeHead(id: string | number | undefined, run: Record<string, unknown>, size: number): string {
-  const head =
+  // Joined, not added up: the answer is one flat string rather than a tree of concatenations.
+  const parts: string[] = [
     id === undefined
       ? '{"jsonrpc":"2.0","result":{'
-      : `{"jsonrpc":"2.0","id":${typeof id === 'number' && Number.isFinite(id) ? String(id) : JSON.stringify(id)},"result":{`;
-  return head + runText(run, size, head);
+      : `{"jsonrpc":"2.0","id":${typeof id === 'number' ? numberText(id) : JSON.stringify(id)},"result":{`,
+  ];
+  for (const k of keys) {
+    const t = valueText(result[k]);
+    if (t === undefined) continue;
+    parts.push(parts.length === 1 ? `${quoted(k)}:${t}` : `,${quoted(k)}:${t}`);
+  }
+  parts.push('}}');
+  return parts.join('');
 }
 
 /**
- * A member name as JSON writes it: a name of printable ASCII without `"` or `\` between quotes as it is, any
- * other through JSON.stringify.
+ * A member's value as JSON.stringify writes it in an object: a carried text as it is, a string through
+ * {@link quoted}, a number or a literal directly, anything else through JSON.stringify. `undefined` for a value
+ * the object leaves out (`undefined`, a function, a symbol).
+ */
+function valueText(v: unknown): string | undefined {
+  switch (typeof v) {
+    case 'string':
+      return quoted(v);
+    case 'number':
+      return numberText(v);
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'object':
+      return v === null ? 'null' : (carriedText(v) ?? JSON.stringify(v));
+    default:
+      return JSON.stringify(v) as string | undefined;
+  }
+}
+
+const numberText = (n: number): string => (Number.isFinite(n) ? String(n) : 'null');
+
+/**
+ * A string as JSON writes it: one of printable ASCII without `"` or `\` between quotes as it is, any other
+ * through JSON.stringify.
  */
 function quoted(k: string): string {
   for (let i = 0; i < k.length; i++) {
@@ -340,14 +345,4 @@ function quoted(k: string): string {
     if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return JSON.stringify(k);
   }
   return `"${k}"`;
-}
-
-/**
- * The `size` members of `run` as they follow `text` in an object: its JSON without the braces, after a comma.
- */
-function runText(run: Record<string, unknown>, size: number, text: string): string {
-  if (size === 0) return '';
-  const t = JSON.stringify(run);
-  if (t.length === 2) return '';
-  return (text.endsWith('{') ? '' : ',') + t.slice(1, -1);
 }

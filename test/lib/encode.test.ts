@@ -228,6 +228,37 @@ describe('responseText', () => {
     expect(responseText(7, result)).toBe(JSON.stringify({ jsonrpc: '2.0', id: 7, result }));
   });
 
+  test('next to a carried member, every kind of value is written as JSON.stringify writes it', () => {
+    const once = encodedOnce({ tools: [{ name: 'a' }] });
+    const result: Record<string, unknown> = {
+      gone: undefined,
+      fn: () => 1,
+      sym: Symbol('s'),
+      nan: Number.NaN,
+      inf: -Infinity,
+      negZero: -0,
+      big: 1e21,
+      small: 5e-7,
+      t: true,
+      f: false,
+      nil: null,
+      boxed: new String('b'),
+      quote: 'a"b\\c\u0001\ud800é',
+      '\u2028': 'line',
+      tools: once.tools,
+      nested: { x: undefined, d: new Date(0) },
+    };
+    for (const i of [1, Number.NaN, 'x"y', undefined]) {
+      expect(responseText(i as string | number | undefined, result)).toBe(
+        JSON.stringify({ jsonrpc: '2.0', id: i, result }),
+      );
+    }
+    expect(() => responseText(1, { tools: once.tools, n: 1n })).toThrow(TypeError);
+    const cyclic: Record<string, unknown> = { tools: once.tools };
+    cyclic.self = { back: cyclic };
+    expect(() => responseText(1, cyclic)).toThrow(TypeError);
+  });
+
   test('uses the carried text, not a serialization of the member', () => {
     const once = encodedOnce({ tools: [{ name: 'a' }] });
     const stringify = jest.spyOn(JSON, 'stringify');
