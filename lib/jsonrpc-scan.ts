@@ -272,7 +272,14 @@ function addName(t: TextFacts, f: Frame, start: number, end: number, decoded: st
   starts[at] = start;
   ends[at] = end;
   names[at] = decoded;
-  for (let i = 0; i < k; i++) if (sameName(t, f, i, k)) return false;
+  // Two plain names of different lengths differ, unless case folding is on and the text holds U+0130.
+  const loose = k > 0 && f.role !== NONE && (t.dottedCapitalI ??= t.text.includes('\u0130'));
+  const len = end - start;
+  for (let i = 0; i < k; i++) {
+    const x = f.base + i;
+    if (!loose && decoded === undefined && names[x] === undefined && ends[x]! - starts[x]! !== len) continue;
+    if (sameName(t, f, i, k)) return false;
+  }
   if (f.count > SMALL_OBJECT) {
     const all = new Set<string>();
     for (let i = 0; i < f.count; i++) all.add(keyAt(t.text, f, i));
