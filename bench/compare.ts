@@ -48,7 +48,7 @@ export function compareCounts(
   );
 }
 
-/** Why two sides' counts may not be comparable: another node, valgrind or number of requests counted. */
+/** Why two sides' counts may not be comparable: another node, valgrind, number of requests counted or warm-up. */
 export function incomparable(a: readonly InstructionResults[], b: readonly InstructionResults[]): string[] {
   const out: string[] = [];
   const one = (side: readonly InstructionResults[], pick: (r: InstructionResults) => unknown): string =>
@@ -57,6 +57,7 @@ export function incomparable(a: readonly InstructionResults[], b: readonly Instr
     ['node', (r: InstructionResults) => r.node],
     ['valgrind', (r: InstructionResults) => r.valgrind],
     ['requests counted', (r: InstructionResults) => r.requests],
+    ['warm-up', (r: InstructionResults) => r.warmup ?? 'not recorded'],
   ] as const) {
     const x = one(a, pick);
     const y = one(b, pick);

@@ -16,7 +16,7 @@
 import { spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
-import { INPROC_SERVERS, type InprocServer } from './inproc.js';
+import { INPROC_SERVERS, type InprocServer, WARMUP_REQUESTS } from './inproc.js';
 
 export interface InstructionResults {
   startedAt: string;
@@ -24,6 +24,8 @@ export interface InstructionResults {
   valgrind: string;
   node: string;
   requests: [number, number];
+  /** Requests run before the counted ones (absent from counts recorded before it was kept). */
+  warmup?: number;
   rows: { server: InprocServer; workload: string; perRequest: number; totals: [number, number] }[];
 }
 
@@ -160,6 +162,7 @@ export async function countInstructions(
     valgrind: (await valgrindVersion()) ?? 'unknown',
     node: process.version,
     requests: [SMALL, LARGE],
+    warmup: WARMUP_REQUESTS,
     rows,
   };
 }

@@ -86,7 +86,7 @@ describe('bench ab --instructions: comparing counts', () => {
     ]);
   });
 
-  test('counts of another node, valgrind or number of requests are flagged', () => {
+  test('counts of another node, valgrind, number of requests or warm-up are flagged', () => {
     const a = [counts({})];
     expect(incomparable(a, [counts({})])).toEqual([]);
     expect(
@@ -96,6 +96,11 @@ describe('bench ab --instructions: comparing counts', () => {
       'valgrind differs: A "valgrind-3.19.0", B "valgrind-3.22.0"',
       'requests counted differs: A [2000,8000], B [1000,4000]',
     ]);
+    // Counts recorded before the warm-up was kept say so rather than pass for the same warm-up.
+    expect(incomparable([counts({}, { warmup: 20000 })], [counts({})])).toEqual([
+      'warm-up differs: A 20000, B "not recorded"',
+    ]);
+    expect(incomparable([counts({}, { warmup: 20000 })], [counts({}, { warmup: 20000 })])).toEqual([]);
   });
 
   test('recorded counts are read back; a file of another kind is refused, naming it', () => {
