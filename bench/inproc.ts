@@ -7,8 +7,8 @@
  *
  *   node <build>/bench/inproc.js <server> <workload> <requests>
  *
- * Runs `WARMUP_REQUESTS` requests (warm-up), then `requests` more, and prints one JSON line. Every answer must be a 200 whose
- * body carries the request's id, or the run fails.
+ * Runs `WARMUP_REQUESTS` requests (warm-up), then `requests` more, and prints one JSON line. Every answer must
+ * be a 200 whose body carries the request's id, or the run fails.
  */
 import { IncomingMessage, type RequestListener, ServerResponse } from 'node:http';
 import { Duplex } from 'node:stream';
