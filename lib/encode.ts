@@ -202,7 +202,7 @@ function serverMeta(serverInfo: Implementation): Record<string, unknown> {
   if (!Object.isFrozen(serverInfo)) return { [META.serverInfo]: serverInfo };
   let m = SERVER_META.get(serverInfo);
   if (m === undefined) {
-    m = carrying({ [META.serverInfo]: serverInfo });
+    m = encodedOnce({ _meta: { [META.serverInfo]: serverInfo } })._meta;
     SERVER_META.set(serverInfo, m);
   }
   return m;
@@ -265,14 +265,6 @@ export function encodedOnce<T extends object>(value: T): T {
     }
   }
   return deepFreeze(copy as T);
-}
-
-/** A deep-frozen plain-data copy of the object `value` that carries its own JSON text. */
-function carrying<T extends object>(value: T): T {
-  const text = JSON.stringify(value);
-  const copy = JSON.parse(text) as T;
-  Object.defineProperty(copy, CARRIED_TEXT, { value: text });
-  return deepFreeze(copy);
 }
 
 const carriedText = (v: unknown): string | undefined =>
