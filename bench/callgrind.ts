@@ -1,7 +1,7 @@
 /**
  * Reading callgrind's per-function counts (bench/functions.ts): `callgrind_annotate` output into counts by
  * function, V8's `--perf-basic-prof` map into names for the JavaScript that V8 compiled (which callgrind only
- * knows as addresses), and two runs into instructions per request by function. Pure: the CLI does the I/O.
+ * knows as addresses), and a run's counts into instructions per request by function. Pure: the CLI does the I/O.
  */
 
 /** One line of `callgrind_annotate`: `  1,234 ( 0.01%)  file:function [object]`. */
@@ -91,20 +91,12 @@ export interface FunctionCost {
   perRequest: number;
 }
 
-/**
- * Instructions per request by function: the larger run's counts minus the smaller one's, over the difference of
- * their requests (start-up and warm-up cancel out, as in bench/instructions.ts). Largest first; `PROGRAM TOTALS`
- * is the total.
- */
-export function perRequest(
-  small: ReadonlyMap<string, number>,
-  large: ReadonlyMap<string, number>,
-  requests: number,
-): FunctionCost[] {
+/** Instructions per request by function: one run's counts over the requests it counted. Largest first;
+ * `PROGRAM TOTALS` is the total. */
+export function perRequest(counts: ReadonlyMap<string, number>, requests: number): FunctionCost[] {
   if (!(requests > 0)) throw new RangeError(`requests must be positive, got ${requests}`);
-  const names = new Set([...small.keys(), ...large.keys()]);
-  return [...names]
-    .map((name) => ({ name, perRequest: ((large.get(name) ?? 0) - (small.get(name) ?? 0)) / requests }))
+  return [...counts]
+    .map(([name, n]) => ({ name, perRequest: n / requests }))
     .sort((x, y) => y.perRequest - x.perRequest || (x.name < y.name ? -1 : 1));
 }
 

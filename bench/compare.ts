@@ -12,7 +12,7 @@ export function parseCounts(text: string, source: string): InstructionResults {
     v.rows.every(
       (r) => typeof r?.server === 'string' && typeof r.workload === 'string' && Number.isFinite(r.perRequest),
     ) &&
-    Array.isArray(v.requests) &&
+    (typeof v.requests === 'number' || Array.isArray(v.requests)) &&
     typeof v.node === 'string';
   if (!ok)
     throw new Error(`${source} holds no instruction counts (results-instructions.json of --instructions)`);

@@ -7,8 +7,8 @@
  *
  * One server: its functions, largest first. With `--against`: both, and what the first costs over the second,
  * sorted by that difference (`--against=mcpware-node:audit` compares the full stack with itself without audit).
- * Counts are the difference of a run of `LARGE` and one of `SMALL` requests over the difference, so start-up and
- * warm-up cancel (how far they repeat: bench/README.md). Needs valgrind.
+ * Counts are those of `COUNTED` requests after the warm-up, as bench/instructions.ts counts them (how far they
+ * repeat: bench/README.md). Needs valgrind.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -24,7 +24,7 @@ import {
   perRequest,
 } from './callgrind.js';
 import { INPROC_SERVERS, type InprocServer } from './inproc.js';
-import { count, LARGE, run, SMALL, valgrindVersion } from './instructions.js';
+import { count, COUNTED, run, valgrindVersion } from './instructions.js';
 import { workloadById } from './workloads.js';
 
 const arg = (name: string): string | undefined =>
@@ -71,13 +71,9 @@ async function profile(
   }
 }
 
-/** Instructions per request by function: two runs side by side (one valgrind per core). */
+/** Instructions per request by function. */
 async function costs(v: Variant, workload: string, dir: string): Promise<FunctionCost[]> {
-  const [small, large] = await Promise.all([
-    profile(v, workload, SMALL, dir),
-    profile(v, workload, LARGE, dir),
-  ]);
-  return perRequest(small, large, LARGE - SMALL);
+  return perRequest(await profile(v, workload, COUNTED, dir), COUNTED);
 }
 
 const fmt = (n: number): string => Math.round(n).toLocaleString('en').padStart(9);
@@ -97,13 +93,13 @@ async function main(): Promise<void> {
     process.stderr.write(
       `counting ${label(a)}${b ? ` and ${label(b)}` : ''}, ${workload} (a few minutes each)…\n`,
     );
-    const ca = await costs(a, workload, dir);
-    if (!b) {
+    // Side by side: one valgrind per core.
+    const [ca, cb] = await Promise.all([costs(a, workload, dir), b && costs(b, workload, dir)]);
+    if (!b || !cb) {
       process.stdout.write(`instructions per request, ${label(a)}, ${workload}\n`);
       for (const c of ca.slice(0, rows)) process.stdout.write(`${fmt(c.perRequest)}  ${c.name}\n`);
       return;
     }
-    const cb = await costs(b, workload, dir);
     const other = new Map(cb.map((c) => [c.name, c.perRequest]));
     const own = new Map(ca.map((c) => [c.name, c.perRequest]));
     process.stdout.write(

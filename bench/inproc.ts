@@ -8,8 +8,11 @@
  *   node <build>/bench/inproc.js <server> <workload> <requests>
  *
  * Runs `WARMUP_REQUESTS` requests (warm-up), then `requests` more, and prints one JSON line. Every answer must
- * be a 200 whose body carries the request's id, or the run fails.
+ * be a 200 whose body carries the request's id, or the run fails. With `BENCH_INPROC_HANDSHAKE=1` it says
+ * `warm` and `counted` around the requests after the warm-up and waits for a line on stdin after each, for the
+ * counter to turn callgrind's instrumentation on and off (bench/instructions.ts).
  */
+import fs from 'node:fs';
 import { IncomingMessage, type RequestListener, ServerResponse } from 'node:http';
 import { Duplex } from 'node:stream';
 import { type Workload, workloadById } from './workloads.js';
@@ -28,7 +31,7 @@ export type InprocServer = (typeof INPROC_SERVERS)[number];
  * Enough for V8 to have compiled the hot paths with its optimizing compiler before anything is counted, small
  * functions called once per request included: they reach the compiler's budget last (bench/README.md).
  */
-export const WARMUP_REQUESTS = Number(process.env.BENCH_INPROC_WARMUP ?? 20000);
+export const WARMUP_REQUESTS = Number(process.env.BENCH_INPROC_WARMUP ?? 40000);
 export const IN_FLIGHT = 32;
 
 /** A socket that accepts every write and never reads: the response goes through node's whole outgoing path. */
@@ -63,12 +66,17 @@ export interface DriveResult {
 /**
  * Drives `handler` with `n` requests of workload `w`, IN_FLIGHT at a time and at most one per connection per turn
  * of the event loop, as a server with IN_FLIGHT connections gets them from each poll; setImmediate work (the
- * audit's uncork) runs between turns. Longer turns would let the audit logger, corked for a turn, hold more
+ * audit's uncork) runs between turns. `onFinished` is told, after each answer, how many have finished. Longer turns would let the audit logger, corked for a turn, hold more
  * records than a real server's turn does; they would outlive scavenges and be promoted, and the old-generation
  * collections that follow, which a real server does not run, would be counted against audit. One setImmediate
  * per turn, not per request, so that the harness's own work stays small.
  */
-export async function drive(handler: RequestListener, w: Workload, n: number): Promise<DriveResult> {
+export async function drive(
+  handler: RequestListener,
+  w: Workload,
+  n: number,
+  onFinished?: (finished: number) => void,
+): Promise<DriveResult> {
   const body = Buffer.from(w.body);
   const headers: Record<string, string> = { host: '127.0.0.1:1', 'content-length': String(body.length) };
   for (const [k, v] of Object.entries(w.headers)) headers[k.toLowerCase()] = v;
@@ -109,7 +117,9 @@ export async function drive(handler: RequestListener, w: Workload, n: number): P
   await new Promise<void>((resolve) => {
     const done = (): void => {
       inFlight--;
-      if (++finished === n) resolve();
+      finished++;
+      onFinished?.(finished);
+      if (finished === n) resolve();
     };
     // One turn: a request on every free connection, then on to the next turn (setImmediate work runs between).
     const turn = (): void => {
@@ -125,6 +135,24 @@ export async function drive(handler: RequestListener, w: Workload, n: number): P
   return result;
 }
 
+/**
+ * With `BENCH_INPROC_HANDSHAKE=1`, says `line` on stdout and waits for a line on stdin. Synchronous, through the
+ * file descriptors: stream objects made here would reach code the requests share (streams, events) with shapes
+ * of their own, and the recompiling that follows would be counted.
+ */
+function handshake(line: string): void {
+  if (process.env.BENCH_INPROC_HANDSHAKE !== '1') return;
+  fs.writeSync(1, line + '\n');
+  const answer = Buffer.alloc(16);
+  for (;;) {
+    try {
+      if (fs.readSync(0, answer) > 0) return;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') throw e;
+    }
+  }
+}
+
 async function main(): Promise<void> {
   const [server, workloadId, countArg] = process.argv.slice(2);
   if (!INPROC_SERVERS.includes(server as InprocServer)) {
@@ -135,10 +163,18 @@ async function main(): Promise<void> {
   const w = workloadById(workloadId ?? '');
   const handler = load(server as InprocServer);
 
-  await drive(handler, w, WARMUP_REQUESTS);
-  const cpu = process.cpuUsage();
-  const { failed, firstFailure } = await drive(handler, w, count);
+  // One drive for the warm-up and the counted requests: a second drive's first turns would compile its own
+  // closures, and that work would be counted.
+  let cpu = process.cpuUsage();
+  const warm = (finished: number): void => {
+    if (finished !== WARMUP_REQUESTS) return;
+    handshake('warm');
+    cpu = process.cpuUsage();
+  };
+  warm(0);
+  const { failed, firstFailure } = await drive(handler, w, WARMUP_REQUESTS + count, warm);
   const used = process.cpuUsage(cpu);
+  handshake('counted');
   const out = {
     server,
     workload: w.id,

@@ -28,12 +28,12 @@ export function renderInstructions(r: Results, instr: InstructionResults): strin
       'in process by bench/inproc.ts: real `IncomingMessage`/`ServerResponse` objects over a socket that drops ' +
       'what is written, 32 requests in flight and at most one per connection per turn of the event loop (as a ' +
       'server with 32 connections gets them), the audit log going through winston into a stream that drops ' +
-      `its lines. Per request: the difference between runs of ${instr.requests[1]} and ${instr.requests[0]} ` +
-      'requests after the same warm-up, over the difference in requests, with the garbage collector and the ' +
+      `its lines. Per request: the instructions of ${String(instr.requests)} requests after a warm-up of ` +
+      `${instr.warmup ?? 'unrecorded'} (callgrind's instrumentation is off until the warm-up ends), over their number, with the garbage collector and the ` +
       "compiler on the main thread (`--single-threaded`) and V8's predictable garbage collection schedule " +
       '(`--predictable-gc-schedule`: a fixed 4 MB young generation, fixed heap growing, no memory reducer), so ' +
       "that the collector's schedule does not depend on how fast valgrind runs, and a fixed hash seed " +
-      "(`--hash-seed=1`), so that V8's start-up work is the same in both runs. Not counted: the HTTP parser, " +
+      "(`--hash-seed=1`), so that V8's hash tables lay out the same in every count. Not counted: the HTTP parser, " +
       'the kernel and the load generator, which the load tests include; and cache misses. Repeated counts of ' +
       'the minimal stack agree within ~1 % (bench/README.md).',
   );

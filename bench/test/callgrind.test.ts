@@ -98,26 +98,21 @@ describe('parsePerfMap and jitName', () => {
 });
 
 describe('perRequest and difference', () => {
-  const small = new Map([
-    ['PROGRAM TOTALS', 1_000_000],
-    ['f', 100_000],
-    ['startup', 50_000],
-  ]);
-  const large = new Map([
-    ['PROGRAM TOTALS', 1_600_000],
-    ['f', 500_000],
-    ['startup', 50_000],
+  const counts = new Map([
+    ['PROGRAM TOTALS', 600_000],
     ['g', 60_000],
+    ['f', 400_000],
+    ['h', 60_000],
   ]);
 
-  it('divides what the larger run added by the requests it added, largest first', () => {
-    expect(perRequest(small, large, 100)).toEqual([
+  it("divides one run's counts by the requests it counted, largest first, ties by name", () => {
+    expect(perRequest(counts, 100)).toEqual([
       { name: 'PROGRAM TOTALS', perRequest: 6000 },
       { name: 'f', perRequest: 4000 },
       { name: 'g', perRequest: 600 },
-      { name: 'startup', perRequest: 0 },
+      { name: 'h', perRequest: 600 },
     ]);
-    expect(() => perRequest(small, large, 0)).toThrow(RangeError);
+    expect(() => perRequest(counts, 0)).toThrow(RangeError);
   });
 
   it('compares two servers function by function, what only one has included', () => {

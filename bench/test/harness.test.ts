@@ -5,6 +5,7 @@
  * mcpware stacks answer with the same JSON; the load generator's per-answer check counts wrong answers instead of
  * passing them. No timing is asserted here: speed is measured by `npm run bench`, never in tests.
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -185,4 +186,48 @@ describe('the load generator checks every answer', () => {
     expect(r.total).toBeGreaterThan(0);
     expect(r.non2xx).toBe(r.total);
   });
+});
+
+describe('the in-process harness waits for the counter around the counted requests', () => {
+  test('says warm, waits, runs the counted requests, says counted, waits, then prints its result', async () => {
+    const program = path.join(BUILD, 'bench', 'inproc.js');
+    const child = spawn(process.execPath, [program, 'bare', 'legacy-call', '7'], {
+      env: { ...process.env, BENCH_INPROC_WARMUP: '5', BENCH_INPROC_HANDSHAKE: '1' },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    const lines: string[] = [];
+    let waiter: (() => void) | undefined;
+    let pending = '';
+    child.stdout.on('data', (d: Buffer) => {
+      pending += d.toString();
+      for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n')) {
+        lines.push(pending.slice(0, nl));
+        pending = pending.slice(nl + 1);
+        waiter?.();
+      }
+    });
+    /** The next line the program writes, or `undefined` when none comes within `ms`. */
+    const nextLine = (ms: number): Promise<string | undefined> =>
+      new Promise((resolve) => {
+        const settle = (): void => {
+          clearTimeout(timer);
+          waiter = undefined;
+          resolve(lines.shift());
+        };
+        const timer = setTimeout(settle, ms);
+        waiter = settle;
+        if (lines.length > 0) settle();
+      });
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(await nextLine(20_000)).toBe('warm');
+    // Nothing more until the counter answers.
+    expect(await nextLine(500)).toBeUndefined();
+    child.stdin.write('go\n');
+    expect(await nextLine(20_000)).toBe('counted');
+    expect(await nextLine(500)).toBeUndefined();
+    child.stdin.write('go\n');
+    const result = JSON.parse((await nextLine(20_000)) ?? 'null') as Record<string, unknown>;
+    expect(result).toMatchObject({ server: 'bare', workload: 'legacy-call', requests: 7, failed: 0 });
+    expect(await exited).toBe(0);
+  }, 60_000);
 });

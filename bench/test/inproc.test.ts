@@ -78,6 +78,27 @@ describe('bench/inproc drive()', () => {
     expect(wrongId.failed).toBe(3);
   });
 
+  it('tells onFinished after each answer how many have finished', async () => {
+    const seen: number[] = [];
+    const early: number[] = [];
+    let answered = 0;
+    await drive(
+      (req, res) => {
+        res.on('finish', () => answered++);
+        echoId(req, res);
+      },
+      w,
+      50,
+      (finished) => {
+        seen.push(finished);
+        if (finished > answered) early.push(finished);
+      },
+    );
+    expect(seen).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    // No call runs ahead of the answers sent.
+    expect(early).toEqual([]);
+  });
+
   it('returns at once for no requests (BENCH_INPROC_WARMUP=0)', async () => {
     let calls = 0;
     await expect(drive(() => calls++, w, 0)).resolves.toEqual({ failed: 0, firstFailure: '' });
