@@ -167,7 +167,20 @@ export function encodeResult(value: unknown, input: EncodeInput): EncodeResult {
     Object.getPrototypeOf(value) === Object.prototype;
   if (input.era === 'legacy')
     return { ok: true, result: bare ? value : withoutProtocolFields(value), resultType };
-  const out: Record<string, unknown> = { resultType, ...(bare ? value : withoutProtocolFields(value)) };
+  if (bare && carriedText(value) !== undefined)
+    return { ok: true, result: sharedResult(value, input), resultType };
+  return modernResult(bare ? value : withoutProtocolFields(value), resultType, ttlMs, cacheScope, input);
+}
+
+/** The modern result: `resultType` first, the cache hint of a cacheable method, the server's `_meta` last. */
+function modernResult(
+  value: Record<string, unknown>,
+  resultType: string,
+  ttlMs: unknown,
+  cacheScope: unknown,
+  input: EncodeInput,
+): EncodeResult {
+  const out: Record<string, unknown> = { resultType, ...value };
   if (resultType === 'complete' && isCacheableRoute(input.routeKey ?? routeKey(input.method))) {
     let hint: CacheHint;
     if (ttlMs !== undefined || cacheScope !== undefined) {
@@ -202,10 +215,47 @@ function serverMeta(serverInfo: Implementation): Record<string, unknown> {
   if (!Object.isFrozen(serverInfo)) return { [META.serverInfo]: serverInfo };
   let m = SERVER_META.get(serverInfo);
   if (m === undefined) {
-    m = encodedOnce({ _meta: { [META.serverInfo]: serverInfo } })._meta;
+    m = encodedOnce({ [META.serverInfo]: serverInfo });
     SERVER_META.set(serverInfo, m);
   }
   return m;
+}
+
+/** The modern result of an {@link encodedOnce} value, and what it was made for. */
+interface Shared {
+  key: string;
+  cache: CacheHint | undefined;
+  serverInfo: Implementation;
+  result: Record<string, unknown>;
+}
+
+/**
+ * The shared results of each {@link encodedOnce} value, held no longer than the value: a few per value, so that
+ * dispatchers sharing one registry (each with its own server info, say) do not take turns remaking them.
+ */
+const SHARED = new WeakMap<object, Shared[]>();
+const SHARED_PER_VALUE = 4;
+
+/**
+ * The modern result of an {@link encodedOnce} value (one without protocol fields): what {@link modernResult}
+ * makes of it, itself made with {@link encodedOnce} at the first answer and then shared by every answer that
+ * returns the same value for the same method, configured hint and server info.
+ */
+// see docs/performance.md#the-static-toolslist
+function sharedResult(value: Record<string, unknown>, input: EncodeInput): Record<string, unknown> {
+  const key = input.routeKey ?? routeKey(input.method);
+  let made = SHARED.get(value);
+  if (made === undefined) SHARED.set(value, (made = []));
+  for (const s of made)
+    if (s.key === key && s.cache === input.cache && s.serverInfo === input.serverInfo) return s.result;
+  // Without a hint of the handler's own, the result cannot be refused.
+  const out = modernResult(value, 'complete', undefined, undefined, input) as {
+    result: Record<string, unknown>;
+  };
+  const result = encodedOnce(out.result);
+  if (made.length === SHARED_PER_VALUE) made.shift();
+  made.push({ key, cache: input.cache, serverInfo: input.serverInfo, result });
+  return result;
 }
 
 /** `value` without `resultType`, `ttlMs` and `cacheScope`, which 2025-11-25 results do not have. */
@@ -238,18 +288,20 @@ export function deepFreeze<T>(v: T): T {
   return v;
 }
 
-/** The JSON text a member of an {@link encodedOnce} value carries: a symbol key, which JSON.stringify skips. */
+/** The JSON text an {@link encodedOnce} value carries: under a symbol key, which JSON.stringify skips. */
 const CARRIED_TEXT: unique symbol = Symbol('mcpware.carriedText');
 
 type Carrier = { readonly [CARRIED_TEXT]?: string };
 
 /**
- * A value shared by many answers (the tool list of a registry whose tools are all static), made once: a
- * deep-frozen plain-data copy of `value`, its JSON parsed back, so it holds only plain objects, arrays and JSON
- * primitives (no getter, `toJSON` or prototype of the original survives) and nothing can change it afterwards.
- * Each object member carries its own JSON text, which {@link responseText} writes instead of serializing it again.
- * Internal: not part of `mcpware/lib`. Throws a TypeError when the value does not serialize to a JSON object, and
- * whatever `JSON.stringify` throws (a BigInt, a cycle).
+ * A value shared by many answers (the tool list of a registry whose tools are all static, the server's `_meta`),
+ * made once: a deep-frozen plain-data copy of `value`, its JSON parsed back, so it holds only plain objects,
+ * arrays and JSON primitives (no getter, `toJSON` or prototype of the original survives) and nothing can change
+ * it afterwards. The copy carries its own JSON text, which {@link responseText} writes instead of serializing it
+ * again: a parsed object keeps the member order of its text, so serializing the copy would give that text. A
+ * spread copy (redaction's copy-on-write, a handler's `{...result}`) does not carry it. Internal: not part of
+ * `mcpware/lib`. Throws a TypeError when the value does not serialize to a JSON object, and whatever
+ * `JSON.stringify` throws (a BigInt, a cycle).
  */
 // see docs/performance.md#the-static-toolslist
 export function encodedOnce<T extends object>(value: T): T {
@@ -257,16 +309,12 @@ export function encodedOnce<T extends object>(value: T): T {
   if (text === undefined || !text.startsWith('{')) {
     throw new TypeError('encodedOnce: the value must serialize to a JSON object');
   }
-  const copy = JSON.parse(text) as Record<string, unknown>;
-  for (const k of Object.keys(copy)) {
-    const v = copy[k];
-    if (v !== null && typeof v === 'object') {
-      Object.defineProperty(v, CARRIED_TEXT, { value: JSON.stringify(v) });
-    }
-  }
-  return deepFreeze(copy as T);
+  const copy = JSON.parse(text) as T;
+  Object.defineProperty(copy, CARRIED_TEXT, { value: text });
+  return deepFreeze(copy);
 }
 
+/** The text an {@link encodedOnce} value carries itself (not through its prototype), or `undefined`. */
 const carriedText = (v: unknown): string | undefined =>
   v !== null && typeof v === 'object' && Object.hasOwn(v, CARRIED_TEXT)
     ? (v as Carrier)[CARRIED_TEXT]
@@ -276,26 +324,27 @@ const hasToJson = (v: unknown): boolean =>
   v !== null && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function';
 
 /**
- * The text of a JSON-RPC response: exactly `JSON.stringify({ jsonrpc: '2.0', id, result })`. A member of
- * `result` that came from an {@link encodedOnce} value is written from the text it carries. Throws what
- * `JSON.stringify` throws (a BigInt, a cycle).
+ * The text of a JSON-RPC response: exactly `JSON.stringify({ jsonrpc: '2.0', id, result })`, the JSON-RPC
+ * members written around the result's own text. A `result` made by {@link encodedOnce} is written from the
+ * text it carries, and so is a `_meta` made by it (the server's, see {@link serverMeta}); any other result is
+ * serialized on its own. Throws what `JSON.stringify` throws (a BigInt, a cycle).
  */
 // see docs/performance.md#the-static-toolslist
 export function responseText(id: string | number | undefined, result: Record<string, unknown>): string {
-  const keys = Object.keys(result);
-  let carried = false;
-  for (const k of keys) {
-    const v = result[k];
-    if (carriedText(v) !== undefined) carried = true;
-    else if (hasToJson(v)) return JSON.stringify({ jsonrpc: '2.0', id, result });
+  // A `toJSON` is called with the key it is serialized under: only the whole response gives it the right one.
+  if (hasToJson(result)) return JSON.stringify({ jsonrpc: '2.0', id, result });
+  const head =
+    id === undefined ? '{"jsonrpc":"2.0","result":' : `{"jsonrpc":"2.0","id":${idText(id)},"result":`;
+  const whole = carriedText(result);
+  if (whole !== undefined) return `${head}${whole}}`;
+  if (carriedText(result._meta) === undefined) {
+    const text = JSON.stringify(result) as string | undefined;
+    return text === undefined ? JSON.stringify({ jsonrpc: '2.0', id, result }) : `${head}${text}}`;
   }
-  if (!carried || hasToJson(result)) return JSON.stringify({ jsonrpc: '2.0', id, result });
+  const keys = Object.keys(result);
+  for (const k of keys) if (hasToJson(result[k])) return JSON.stringify({ jsonrpc: '2.0', id, result });
   // Joined, not added up: the answer is one flat string rather than a tree of concatenations.
-  const parts: string[] = [
-    id === undefined
-      ? '{"jsonrpc":"2.0","result":{'
-      : `{"jsonrpc":"2.0","id":${typeof id === 'number' ? numberText(id) : JSON.stringify(id)},"result":{`,
-  ];
+  const parts: string[] = [`${head}{`];
   for (const k of keys) {
     const t = valueText(result[k]);
     if (t === undefined) continue;
@@ -304,6 +353,9 @@ export function responseText(id: string | number | undefined, result: Record<str
   parts.push('}}');
   return parts.join('');
 }
+
+const idText = (id: string | number): string =>
+  typeof id === 'number' ? numberText(id) : JSON.stringify(id);
 
 /**
  * A member's value as JSON.stringify writes it in an object: a carried text as it is, a string through

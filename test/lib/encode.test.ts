@@ -194,7 +194,7 @@ describe('encodeResultText', () => {
 
 describe('responseText', () => {
   const json = fc.jsonValue({ maxDepth: 4 });
-  const id = fc.oneof(fc.string(), fc.integer(), fc.constant(undefined));
+  const id = fc.oneof(fc.string(), fc.integer(), fc.double(), fc.constant(undefined));
 
   test('is JSON.stringify of the response for any result', () => {
     fc.assert(
@@ -205,32 +205,59 @@ describe('responseText', () => {
   });
 
   // see docs/performance.md#the-static-toolslist
-  test('writes the members of an encodedOnce value from their text, and gives the same text', () => {
+  test('writes an encodedOnce result from its text, and gives the same text', () => {
+    fc.assert(
+      fc.property(id, fc.dictionary(fc.string(), json), (i, value) => {
+        const result = encodedOnce(value);
+        expect(responseText(i, result)).toBe(JSON.stringify({ jsonrpc: '2.0', id: i, result }));
+      }),
+    );
+  });
+
+  test('uses the carried text, not a serialization of the result', () => {
+    const once = encodedOnce({ tools: [{ name: 'a' }] });
+    const stringify = jest.spyOn(JSON, 'stringify');
+    try {
+      expect(responseText(1, once)).toBe('{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a"}]}}');
+      expect(responseText(undefined, once)).toBe('{"jsonrpc":"2.0","result":{"tools":[{"name":"a"}]}}');
+      expect(
+        stringify.mock.calls.some(([v]) => v === once || (v as { result?: unknown })?.result === once),
+      ).toBe(false);
+    } finally {
+      stringify.mockRestore();
+    }
+  });
+
+  test('a copy of an encodedOnce value, or an object inheriting from one, is serialized', () => {
+    const once = encodedOnce({ tools: [1] });
+    const changed = { ...once, more: true };
+    expect(responseText(2, changed)).toBe(JSON.stringify({ jsonrpc: '2.0', id: 2, result: changed }));
+    const heir = Object.create(once) as Record<string, unknown>;
+    heir.own = 1;
+    expect(responseText(3, heir)).toBe('{"jsonrpc":"2.0","id":3,"result":{"own":1}}');
+  });
+
+  test('a result with an encodedOnce _meta gives the same text, the _meta anywhere among the members', () => {
     fc.assert(
       fc.property(
         id,
         fc.dictionary(fc.string(), json),
         fc.dictionary(fc.string(), json),
-        (i, shared, own) => {
-          const once = encodedOnce(shared);
-          // Members of the shared value next to the answer's own, in either order.
-          const result = { ...own, ...once, extra: own };
+        fc.dictionary(fc.string(), json),
+        (i, before, meta, after) => {
+          const result = { ...before, _meta: encodedOnce(meta), ...after };
           expect(responseText(i, result)).toBe(JSON.stringify({ jsonrpc: '2.0', id: i, result }));
         },
       ),
     );
   });
 
-  test('members between carried ones keep their order, a member named __proto__ included', () => {
-    const once = encodedOnce({ tools: [{ name: 'a' }], more: { b: 1 } });
-    const result = JSON.parse('{"__proto__":{"x":1},"1":2,"k":"v"}') as Record<string, unknown>;
-    Object.assign(result, { tools: once.tools, mid: [3], more: once.more, last: null });
-    expect(responseText(7, result)).toBe(JSON.stringify({ jsonrpc: '2.0', id: 7, result }));
-  });
-
-  test('next to a carried member, every kind of value is written as JSON.stringify writes it', () => {
-    const once = encodedOnce({ tools: [{ name: 'a' }] });
-    const result: Record<string, unknown> = {
+  test('next to an encodedOnce _meta, every kind of value is written as JSON.stringify writes it', () => {
+    const result: Record<string, unknown> = JSON.parse('{"__proto__":{"x":1},"1":2}') as Record<
+      string,
+      unknown
+    >;
+    Object.assign(result, {
       gone: undefined,
       fn: () => 1,
       sym: Symbol('s'),
@@ -245,77 +272,114 @@ describe('responseText', () => {
       boxed: new String('b'),
       quote: 'a"b\\c\u0001\ud800é',
       '\u2028': 'line',
-      tools: once.tools,
+      _meta: encodedOnce({ 'io.modelcontextprotocol/serverInfo': { name: 'srv' } }),
       nested: { x: undefined, d: new Date(0) },
-    };
-    for (const i of [1, Number.NaN, 'x"y', undefined]) {
+    });
+    for (const i of [1, Number.NaN, -0, 'x"y', undefined]) {
       expect(responseText(i as string | number | undefined, result)).toBe(
         JSON.stringify({ jsonrpc: '2.0', id: i, result }),
       );
     }
-    expect(() => responseText(1, { tools: once.tools, n: 1n })).toThrow(TypeError);
-    const cyclic: Record<string, unknown> = { tools: once.tools };
+    expect(() => responseText(1, { _meta: result._meta, n: 1n })).toThrow(TypeError);
+    const cyclic: Record<string, unknown> = { _meta: result._meta };
     cyclic.self = { back: cyclic };
     expect(() => responseText(1, cyclic)).toThrow(TypeError);
   });
 
-  test('uses the carried text, not a serialization of the member', () => {
-    const once = encodedOnce({ tools: [{ name: 'a' }] });
-    const stringify = jest.spyOn(JSON, 'stringify');
-    try {
-      expect(responseText(1, { ...once })).toBe('{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a"}]}}');
-      expect(stringify.mock.calls.some(([v]) => v === once.tools)).toBe(false);
-    } finally {
-      stringify.mockRestore();
+  test('a toJSON is called with the key JSON.stringify gives it, on the result or on a member', () => {
+    const at = { toJSON: (key: string) => `at ${key}` };
+    const meta = encodedOnce({ m: 1 });
+    for (const result of [
+      { when: at },
+      { when: at, _meta: meta },
+      Object.assign({ x: 1 }, at),
+      Object.assign({ _meta: meta }, at),
+      Object.assign({ _meta: meta }, { toJSON: () => undefined }),
+    ]) {
+      expect(responseText(4, result)).toBe(JSON.stringify({ jsonrpc: '2.0', id: 4, result }));
     }
-  });
-
-  test('a member or result with toJSON is serialized as JSON.stringify does', () => {
-    const once = encodedOnce({ tools: [1] });
-    const withToJson = { ...once, when: { toJSON: (key: string) => `at ${key}` } };
-    expect(responseText(2, withToJson)).toBe(JSON.stringify({ jsonrpc: '2.0', id: 2, result: withToJson }));
-    const own = Object.assign({ ...once }, { toJSON: () => ({ replaced: true }) });
-    expect(responseText(3, own)).toBe(JSON.stringify({ jsonrpc: '2.0', id: 3, result: own }));
   });
 });
 
 // see docs/performance.md#the-static-toolslist
-describe('the server info of a modern result', () => {
-  const input = (serverInfo: { name: string; version: string }) => ({
-    era: 'modern' as const,
-    method: 'tools/call',
-    serverInfo,
+describe('the modern result of an encodedOnce value', () => {
+  const info = Object.freeze({ name: 'srv', version: '1.0.0' });
+  const input = (over: Partial<EncodeInput> = {}): EncodeInput => ({
+    era: 'modern',
+    method: 'tools/list',
+    serverInfo: info,
+    ...over,
   });
-  const metaOf = (r: unknown) => (r as { result: { _meta: Record<string, unknown> } }).result._meta;
+  const resultOf = (r: ReturnType<typeof encodeResult>): Record<string, unknown> => {
+    if (!r.ok) throw new Error(r.message);
+    return r.result;
+  };
 
-  test('a frozen server info gives one shared, frozen _meta, written from its text as JSON.stringify writes it', () => {
-    const info = Object.freeze({ name: 'srv', version: '1.0.0' });
-    const a = encodeResult({ content: [] }, input(info));
-    const b = encodeResult({ content: [] }, input(info));
-    expect(metaOf(a)).toBe(metaOf(b));
-    expect(Object.isFrozen(metaOf(a))).toBe(true);
-    expect(metaOf(a)).toEqual({ 'io.modelcontextprotocol/serverInfo': info });
-    const result = (a as { result: Record<string, unknown> }).result;
+  test('is made once and shared: frozen, the result a copy of the value gets, written from its text', () => {
+    const once = encodedOnce({ tools: [{ name: 'a' }] });
+    const a = resultOf(encodeResult(once, input()));
+    expect(resultOf(encodeResult(once, input()))).toBe(a);
+    expect(Object.isFrozen(a)).toBe(true);
+    expect(a).toEqual(resultOf(encodeResult(structuredClone(once), input())));
+    expect(responseText(5, a)).toBe(
+      '{"jsonrpc":"2.0","id":5,"result":{"resultType":"complete","tools":[{"name":"a"}],"ttlMs":0,"cacheScope":"private","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"1.0.0"}}}}',
+    );
+    expect(responseText(5, a)).toBe(JSON.stringify({ jsonrpc: '2.0', id: 5, result: a }));
+  });
+
+  test('is made again for another method, hint or server info', () => {
+    const once = encodedOnce({ tools: [] });
+    const a = resultOf(encodeResult(once, input()));
+    const hint = { ttlMs: 60000, cacheScope: 'public' as const };
+    const hinted = resultOf(encodeResult(once, input({ cache: hint })));
+    expect(hinted).toMatchObject({ ttlMs: 60000, cacheScope: 'public' });
+    const other = Object.freeze({ name: 'other', version: '2.0.0' });
+    const renamed = resultOf(encodeResult(once, input({ cache: hint, serverInfo: other })));
+    expect(renamed._meta).toEqual({ 'io.modelcontextprotocol/serverInfo': other });
+    const called = resultOf(encodeResult(once, input({ method: 'tools/call' })));
+    expect(called).not.toHaveProperty('ttlMs');
+    // Four kept per value: the first is still there; a fifth pushes it out.
+    expect(resultOf(encodeResult(once, input()))).toBe(a);
+    resultOf(encodeResult(once, input({ method: 'resources/list' })));
+    const again = resultOf(encodeResult(once, input()));
+    expect(again).not.toBe(a);
+    expect(again).toEqual(a);
+  });
+
+  test('in the legacy era the value is the result, written from its text', () => {
+    const once = encodedOnce({ tools: [{ name: 'a' }] });
+    const r = resultOf(encodeResult(once, input({ era: 'legacy' })));
+    expect(r).toBe(once);
+    expect(responseText(1, r)).toBe('{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a"}]}}');
+  });
+
+  test('a frozen server info gives every other result one shared, frozen _meta, written from its text', () => {
+    const call = { era: 'modern' as const, method: 'tools/call', serverInfo: info };
+    const a = resultOf(encodeResult({ content: [] }, call));
+    const b = resultOf(encodeResult({ content: [] }, call));
+    expect(a._meta).toBe(b._meta);
+    expect(Object.isFrozen(a._meta)).toBe(true);
+    expect(a._meta).toEqual({ 'io.modelcontextprotocol/serverInfo': info });
     const stringify = jest.spyOn(JSON, 'stringify');
     try {
-      expect(responseText(3, result)).toBe(
-        `{"jsonrpc":"2.0","id":3,"result":{"resultType":"complete","content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"1.0.0"}}}}`,
+      expect(responseText(3, a)).toBe(
+        '{"jsonrpc":"2.0","id":3,"result":{"resultType":"complete","content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"1.0.0"}}}}',
       );
-      expect(stringify.mock.calls.some(([v]) => v === metaOf(a))).toBe(false);
+      expect(stringify.mock.calls.some(([v]) => v === a._meta || v === a)).toBe(false);
     } finally {
       stringify.mockRestore();
     }
-    expect(responseText(3, result)).toBe(JSON.stringify({ jsonrpc: '2.0', id: 3, result }));
   });
 
-  test('an unfrozen server info is read afresh for every result, and a result’s own _meta is kept', () => {
-    const info = { name: 'srv', version: '1.0.0' };
-    const a = encodeResult({ content: [] }, input(info));
-    info.version = '2.0.0';
-    const b = encodeResult({ content: [] }, input(info));
-    expect(metaOf(a)).not.toBe(metaOf(b));
-    expect(metaOf(b)).toEqual({ 'io.modelcontextprotocol/serverInfo': { name: 'srv', version: '2.0.0' } });
-    const own = encodeResult({ content: [], _meta: { trace: 'x' } }, input(Object.freeze({ ...info })));
-    expect(metaOf(own)).toEqual({ trace: 'x', 'io.modelcontextprotocol/serverInfo': info });
+  test('a server info is read afresh for every other result, and a result’s own _meta is kept', () => {
+    const mutable = { name: 'srv', version: '1.0.0' };
+    const call = { era: 'modern' as const, method: 'tools/call', serverInfo: mutable };
+    const a = resultOf(encodeResult({ content: [] }, call));
+    mutable.version = '2.0.0';
+    const b = resultOf(encodeResult({ content: [] }, call));
+    expect(a._meta).not.toBe(b._meta);
+    expect(b._meta).toEqual({ 'io.modelcontextprotocol/serverInfo': { name: 'srv', version: '2.0.0' } });
+    const own = resultOf(encodeResult({ content: [], _meta: { trace: 'x' } }, { ...call, serverInfo: info }));
+    expect(own._meta).toEqual({ trace: 'x', 'io.modelcontextprotocol/serverInfo': info });
   });
 });
