@@ -39,54 +39,73 @@ end
 `;
 
 /**
- * Admission: the budget, a user slot, a global slot, one request of the minute window, in order; the first
- * refusal ends the checks and gives back the slots taken. A check whose limit is 0 is off (its key is not
- * touched). A refused request still counts in the minute window, as in memory.
- * KEYS budget, user slots, global slots, minute window (one hash slot in a cluster: there the global check is
- * off and runs apart). ARGV budget limit, user limit, global limit, rpm limit, rpm window ms, lease ms, token.
- * Returns {0, user taken, global taken} or {refusal, ms before the window ends}: 1 budget, 2 user, 3 global,
- * 4 rpm.
+ * Admissions, in the order given (the requests of one turn: see turn-batch.ts). Each checks the budget, a user
+ * slot, a global slot and one request of the minute window, in order; the first refusal ends its checks and gives
+ * back the slots it took. A check whose limit is 0 is off (its key is not touched). A refused request still counts
+ * in the minute window, as in memory. Each admission sees what the ones before it took.
+ * KEYS, four per admission: budget, user slots, global slots, minute window (one hash slot in a cluster: there
+ * the global check is off and runs apart). ARGV budget limit, rpm limit, rpm window ms, lease ms, then three per
+ * admission: user limit, global limit, token. Returns three numbers per admission: {0, user taken, global taken}
+ * or {refusal, ms before the window ends, 0}: 1 budget, 2 user, 3 global, 4 rpm.
  */
 export const ADMIT = script(`${NOW}${TAKE}
-local budget, user, global, rpm = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local lease, token = tonumber(ARGV[6]), ARGV[7]
-if budget > 0 then
-  local used = tonumber(redis.call('GET', KEYS[1]) or '0')
-  if used >= budget then return {1, math.max(redis.call('PTTL', KEYS[1]), 1)} end
-end
-if user > 0 and not take(KEYS[2], user, lease, token) then return {2, 0} end
-if global > 0 and not take(KEYS[3], global, lease, token) then
-  if user > 0 then redis.call('ZREM', KEYS[2], token) end
-  return {3, 0}
-end
-if rpm > 0 then
-  local n = redis.call('INCR', KEYS[4])
-  local ttl = redis.call('PTTL', KEYS[4])
-  if ttl < 0 then
-    ttl = tonumber(ARGV[5])
-    redis.call('PEXPIRE', KEYS[4], ttl)
+local budget, rpm = tonumber(ARGV[1]), tonumber(ARGV[2])
+local window, lease = tonumber(ARGV[3]), tonumber(ARGV[4])
+local function admit(kb, ku, kg, kr, user, global, token)
+  if budget > 0 then
+    local used = tonumber(redis.call('GET', kb) or '0')
+    if used >= budget then return 1, math.max(redis.call('PTTL', kb), 1) end
   end
-  if n > rpm then
-    if user > 0 then redis.call('ZREM', KEYS[2], token) end
-    if global > 0 then redis.call('ZREM', KEYS[3], token) end
-    return {4, ttl}
+  if user > 0 and not take(ku, user, lease, token) then return 2, 0 end
+  if global > 0 and not take(kg, global, lease, token) then
+    if user > 0 then redis.call('ZREM', ku, token) end
+    return 3, 0
   end
+  if rpm > 0 then
+    local n = redis.call('INCR', kr)
+    local ttl = redis.call('PTTL', kr)
+    if ttl < 0 then
+      ttl = window
+      redis.call('PEXPIRE', kr, ttl)
+    end
+    if n > rpm then
+      if user > 0 then redis.call('ZREM', ku, token) end
+      if global > 0 then redis.call('ZREM', kg, token) end
+      return 4, ttl
+    end
+  end
+  return 0, user > 0 and 1 or 0, global > 0 and 1 or 0
 end
-return {0, user > 0 and 1 or 0, global > 0 and 1 or 0}
+local out = {}
+for i = 0, #KEYS / 4 - 1 do
+  local k, a = i * 4, 4 + i * 3
+  local code, x, y = admit(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4],
+    tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), ARGV[a + 3])
+  out[#out + 1] = code
+  out[#out + 1] = x
+  out[#out + 1] = y or 0
+end
+return out
 `);
 
 /**
- * Release: give back the slots of `token` and add the work to the budget, opening its window when none is open.
- * KEYS budget, user slots, global slots (one hash slot). ARGV token, user held (1/0), global held, work ms,
- * budget window ms.
+ * Releases, in the order given (the requests of one turn): give back the slots of each token and add its work
+ * to the budget, opening the budget's window when none is open.
+ * KEYS, three per release: budget, user slots, global slots (one hash slot in a cluster). ARGV budget window
+ * ms, then four per release: token, user held (1/0), global held, work ms.
  */
 export const RELEASE = script(`
-if ARGV[2] == '1' then redis.call('ZREM', KEYS[2], ARGV[1]) end
-if ARGV[3] == '1' then redis.call('ZREM', KEYS[3], ARGV[1]) end
-local ms = tonumber(ARGV[4])
-if ms > 0 then
-  redis.call('INCRBY', KEYS[1], ms)
-  if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[5])) end
+local window = tonumber(ARGV[1])
+for i = 0, #KEYS / 3 - 1 do
+  local k, a = i * 3, 1 + i * 4
+  local token = ARGV[a + 1]
+  if ARGV[a + 2] == '1' then redis.call('ZREM', KEYS[k + 2], token) end
+  if ARGV[a + 3] == '1' then redis.call('ZREM', KEYS[k + 3], token) end
+  local ms = tonumber(ARGV[a + 4])
+  if ms > 0 then
+    redis.call('INCRBY', KEYS[k + 1], ms)
+    if redis.call('PTTL', KEYS[k + 1]) < 0 then redis.call('PEXPIRE', KEYS[k + 1], window) end
+  end
 end
 return 1
 `);

@@ -9,6 +9,7 @@ import { log } from '../internal/log.js';
 import type { Logger } from '../types.js';
 import { ACQUIRE, ADMIT, GIVE_BACK, RELEASE, RENEW, type Script, runScript } from './redis-scripts.js';
 import { type AdmitResult, type Held, type LimitsStore, NO_SLOTS, type StoreLimits } from './store.js';
+import { createTurnBatch, type TurnBatch } from './turn-batch.js';
 
 /**
  * The part of a Redis client the limiter uses. An ioredis `Redis` instance fits (create it with
@@ -64,6 +65,27 @@ interface UserKeys {
   readonly rpm: string;
 }
 
+/** One admission of a turn's script call. */
+interface Admission {
+  readonly keys: UserKeys;
+  /** The user and global slot limits this admission checks (0: not checked). */
+  readonly user: number;
+  readonly global: number;
+  readonly token: string;
+}
+
+/** One release of a turn's script call. */
+interface Release {
+  readonly keys: UserKeys;
+  readonly token: string;
+  readonly user: boolean;
+  readonly global: boolean;
+  readonly chargeMs: number;
+}
+
+/** Most requests in one script call: Redis runs scripts one at a time, so each stays short. */
+const BATCH_MAX = 64;
+
 const REFUSALS: readonly (LimitReason | undefined)[] = [
   undefined,
   'cost_budget',
@@ -106,6 +128,9 @@ class RedisSlotsStore implements RedisStore {
   private readonly pending = new Set<string>();
   private readonly cancelled = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
+  /** The admissions and releases of a turn, one script call each (per user in a cluster). */
+  private readonly admissions: TurnBatch<Admission, readonly number[]>;
+  private readonly releases: TurnBatch<Release, unknown>;
 
   constructor(o: RedisStoreOptions) {
     this.client = o.client;
@@ -115,6 +140,18 @@ class RedisSlotsStore implements RedisStore {
     this.cluster = o.client.isCluster === true;
     this.globalKey = `${o.keyPrefix}:g:{all}:slots`;
     this.onRenewError = o.onRenewError;
+    // A cluster runs a script on the keys of one hash slot: there a call holds one user's requests.
+    const groupOf = (x: { keys: UserKeys }): string => (this.cluster ? x.keys.slots : '');
+    this.admissions = createTurnBatch<Admission, readonly number[]>({
+      groupOf,
+      max: BATCH_MAX,
+      send: (b) => this.sendAdmissions(b),
+    });
+    this.releases = createTurnBatch<Release, unknown>({
+      groupOf,
+      max: BATCH_MAX,
+      send: (b) => this.sendReleases(b),
+    });
   }
 
   get slotCount(): number {
@@ -132,20 +169,7 @@ class RedisSlotsStore implements RedisStore {
     this.pending.add(token);
     let verdict: AdmitResult;
     try {
-      const r = await runScript(
-        this.client,
-        ADMIT,
-        [k.budget, k.slots, global ? this.globalKey : k.slots, k.rpm],
-        [
-          this.limits.budget?.limit ?? 0,
-          user,
-          global,
-          this.limits.rpm?.limit ?? 0,
-          (this.limits.rpm?.seconds ?? 0) * 1000,
-          this.leaseMs,
-          token,
-        ],
-      );
+      const r = await this.admissions.add({ keys: k, user, global, token });
       verdict = this.verdictOf(r);
       if (apart && verdict.ok && !this.cancelled.has(token))
         verdict = await this.admitGlobal(k, token, verdict.held);
@@ -156,8 +180,9 @@ class RedisSlotsStore implements RedisStore {
       this.pending.delete(token);
     }
     if (this.cancelled.delete(token)) {
-      // Given up on (timeout) and released meanwhile. The release queued behind this call already gave the slots
-      // back, unless the script had to be loaded first (NOSCRIPT → EVAL ran after it): give them back once more.
+      // Given up on (timeout) and released meanwhile. The release sent after this call already gave the slots
+      // back, unless it ran first (the script had to be loaded: NOSCRIPT → EVAL ran after it; or it was sent in
+      // the same turn, ahead of the admissions): give them back once more.
       if (verdict.ok) this.giveBack(key, token, verdict.held, 0).catch(() => {});
       throw new GivenUpError();
     }
@@ -179,20 +204,49 @@ class RedisSlotsStore implements RedisStore {
     await this.giveBack(key, token, held, chargeMs);
   }
 
-  /** The release's calls: one script, and in a cluster a ZREM of the global slot beside it. */
+  /** The release's calls: this turn's release script, and in a cluster a ZREM of the global slot beside it. */
   private async giveBack(key: string, token: string, held: Held, chargeMs: number): Promise<void> {
     const k = this.userKeys(key);
     const apart = this.cluster && held.global;
     const calls: Promise<unknown>[] = [];
     if (held.user || (held.global && !apart) || chargeMs > 0) {
-      // A cluster's user script names the user's keys only: the global slot key is in another hash slot.
-      const keys = [k.budget, k.slots, this.cluster ? k.slots : this.globalKey];
-      const window = (this.limits.budget?.seconds ?? 0) * 1000;
-      const args = [token, held.user ? 1 : 0, held.global && !apart ? 1 : 0, chargeMs, window];
-      calls.push(runScript(this.client, RELEASE, keys, args));
+      const global = held.global && !apart;
+      calls.push(this.releases.add({ keys: k, token, user: held.user, global, chargeMs }));
     }
     if (apart) calls.push(this.client.zrem(this.globalKey, token));
     await Promise.all(calls);
+  }
+
+  /** One admission script for a turn's admissions: three numbers of the answer per admission. */
+  private async sendAdmissions(batch: readonly Admission[]): Promise<(readonly number[])[]> {
+    const keys: string[] = [];
+    const args: (string | number)[] = [
+      this.limits.budget?.limit ?? 0,
+      this.limits.rpm?.limit ?? 0,
+      (this.limits.rpm?.seconds ?? 0) * 1000,
+      this.leaseMs,
+    ];
+    for (const a of batch) {
+      keys.push(a.keys.budget, a.keys.slots, a.global ? this.globalKey : a.keys.slots, a.keys.rpm);
+      args.push(a.user, a.global, a.token);
+    }
+    const r = await runScript(this.client, ADMIT, keys, args);
+    if (!Array.isArray(r) || r.length !== batch.length * 3)
+      throw new Error('limits: unexpected answer of the admission script');
+    return batch.map((_, i) => (r as number[]).slice(i * 3, i * 3 + 3));
+  }
+
+  /** One release script for a turn's releases. */
+  private async sendReleases(batch: readonly Release[]): Promise<unknown[]> {
+    const keys: string[] = [];
+    const args: (string | number)[] = [(this.limits.budget?.seconds ?? 0) * 1000];
+    for (const r of batch) {
+      // A cluster's user script names the user's keys only: the global slot key is in another hash slot.
+      keys.push(r.keys.budget, r.keys.slots, this.cluster ? r.keys.slots : this.globalKey);
+      args.push(r.token, r.user ? 1 : 0, r.global ? 1 : 0, r.chargeMs);
+    }
+    await runScript(this.client, RELEASE, keys, args);
+    return batch.map(() => undefined);
   }
 
   /**

@@ -1,11 +1,13 @@
 /**
  * The Redis store's cost per request: admission (budget, user slot, global slot, minute window) is one script
- * call, and the release of the slots with the budget's charge is one more. Counted by Redis itself (MONITOR, which
+ * call, and the release of the slots with the budget's charge is one more; while a call is under way, the
+ * requests of one event-loop turn share the next. Counted by Redis itself (MONITOR, which
  * tells a client's commands from those a script runs), on a real redis-server.
  */
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import { limits, redisClientOptions } from '../../../middleware/limits/index';
+import { createRedisStore } from '../../../middleware/limits/redis-store';
 import { type RedisServer, redisDescribe, startRedis } from '../../support/redis';
 import { type TestApp, post, startApp, until } from '../../support/limits-harness';
 
@@ -70,6 +72,50 @@ redisDescribe({ ownServer: true })('limits, Redis store: round trips per request
       await until(() => mw.stats().redisSlots === 0, 'released');
     });
     expect(commands).toEqual({ evalsha: 2 });
+  });
+
+  it('the admissions of a turn share a script call behind the first, as do their releases; counts stay exact', async () => {
+    const store = createRedisStore({
+      client,
+      keyPrefix: `t${randomBytes(6).toString('hex')}`,
+      limits: { userSlots: 3, globalSlots: 5, rpm: { limit: 100, seconds: 60 } },
+      leaseMs: 60_000,
+      onRenewError: () => {},
+      logger: { error: () => {}, warn: () => {} },
+    });
+    // Load the scripts first (NOSCRIPT, then EVAL).
+    const warm = await store.admit('w', 'w0', true);
+    if (warm.ok) await store.release('w', 'w0', warm.held, 0);
+    let verdicts: Awaited<ReturnType<typeof store.admit>>[] = [];
+    const tokens = ['a1', 'a2', 'a3', 'a4', 'b1', 'b2', 'b3'];
+    const admitted = await sent(async () => {
+      verdicts = await Promise.all(tokens.map((t) => store.admit(t[0]!, t, true)));
+    });
+    // The first goes at once; the six behind it, sent while it is under way, go together.
+    expect(admitted).toEqual({ evalsha: 2 });
+    // In order: three of a's four get a user slot; b's first two take the last global slots.
+    expect(verdicts.map((v) => (v.ok ? 'ok' : v.reason))).toEqual([
+      'ok',
+      'ok',
+      'ok',
+      'user_concurrent',
+      'ok',
+      'ok',
+      'global_concurrent',
+    ]);
+    expect(store.slotCount).toBe(10);
+    const released = await sent(async () => {
+      await Promise.all(
+        tokens.map((t, i) => {
+          const v = verdicts[i]!;
+          return v.ok ? store.release(t[0]!, t, v.held, 0) : undefined;
+        }),
+      );
+    });
+    expect(released).toEqual({ evalsha: 2 });
+    expect(store.slotCount).toBe(0);
+    const again = await store.admit('b', 'b4', true);
+    expect(again.ok).toBe(true);
   });
 
   it('the minute window alone: one script call, nothing to release', async () => {
