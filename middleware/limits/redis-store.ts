@@ -128,7 +128,7 @@ class RedisSlotsStore implements RedisStore {
   private readonly pending = new Set<string>();
   private readonly cancelled = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
-  /** The admissions and releases of a turn, one script call each (per user in a cluster). */
+  /** Admissions and releases; those of one turn share a call while one is under way (see turn-batch.ts). */
   private readonly admissions: TurnBatch<Admission, readonly number[]>;
   private readonly releases: TurnBatch<Release, unknown>;
 
@@ -204,7 +204,7 @@ class RedisSlotsStore implements RedisStore {
     await this.giveBack(key, token, held, chargeMs);
   }
 
-  /** The release's calls: this turn's release script, and in a cluster a ZREM of the global slot beside it. */
+  /** The release's calls: a release script (shared, see turn-batch.ts), and in a cluster a ZREM of the global slot. */
   private async giveBack(key: string, token: string, held: Held, chargeMs: number): Promise<void> {
     const k = this.userKeys(key);
     const apart = this.cluster && held.global;
@@ -217,7 +217,7 @@ class RedisSlotsStore implements RedisStore {
     await Promise.all(calls);
   }
 
-  /** One admission script for a turn's admissions: three numbers of the answer per admission. */
+  /** One admission script for a batch of admissions: three numbers of the answer per admission. */
   private async sendAdmissions(batch: readonly Admission[]): Promise<(readonly number[])[]> {
     const keys: string[] = [];
     const args: (string | number)[] = [
@@ -236,7 +236,7 @@ class RedisSlotsStore implements RedisStore {
     return batch.map((_, i) => (r as number[]).slice(i * 3, i * 3 + 3));
   }
 
-  /** One release script for a turn's releases. */
+  /** One release script for a batch of releases. */
   private async sendReleases(batch: readonly Release[]): Promise<unknown[]> {
     const keys: string[] = [];
     const args: (string | number)[] = [(this.limits.budget?.seconds ?? 0) * 1000];
