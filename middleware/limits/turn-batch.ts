@@ -27,10 +27,11 @@ export interface TurnBatchOptions<T, R> {
 }
 
 export interface TurnBatch<T, R> {
-  /** Queues `item` for this turn's call of its group; resolves to its answer, or rejects with the call's error. */
+  /**
+   * Sends `item`, or queues it for this turn's call of its group; resolves to its answer, or rejects with the
+   * call's error.
+   */
   add(item: T): Promise<R>;
-  /** Items queued and not yet sent. */
-  readonly queued: number;
 }
 
 /**
@@ -41,7 +42,6 @@ export interface TurnBatch<T, R> {
 export function createTurnBatch<T, R>(options: TurnBatchOptions<T, R>): TurnBatch<T, R> {
   const { groupOf, max, send } = options;
   let groups = new Map<string, Waiting<T, R>[]>();
-  let queued = 0;
   let scheduled = false;
   /** Calls sent and not yet answered. */
   let active = 0;
@@ -50,7 +50,6 @@ export function createTurnBatch<T, R>(options: TurnBatchOptions<T, R>): TurnBatc
     scheduled = false;
     const ready = groups;
     groups = new Map();
-    queued = 0;
     for (const waiting of ready.values()) {
       for (let i = 0; i < waiting.length; i += max) sendPart(waiting.slice(i, i + max));
     }
@@ -89,15 +88,11 @@ export function createTurnBatch<T, R>(options: TurnBatchOptions<T, R>): TurnBatc
         let waiting = groups.get(group);
         if (waiting === undefined) groups.set(group, (waiting = []));
         waiting.push({ item, resolve, reject });
-        queued++;
         if (!scheduled) {
           scheduled = true;
           setImmediate(flush);
         }
       });
-    },
-    get queued() {
-      return queued;
     },
   };
 }
