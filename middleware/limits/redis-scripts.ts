@@ -24,16 +24,19 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 `;
 
 /**
- * Take a slot of the sorted set `k` (members are tokens scored by their expiry): drop lapsed slots, count, add
- * ours, and let the whole key expire with its latest slot. False when `limit` are taken.
+ * Take a slot of the sorted set `k` (members are tokens scored by their expiry) unless `limit` live slots are
+ * taken; false then. Lapsed slots are dropped only when the set looks full: a lapsed slot counts only until then,
+ * so a set never grows past `limit` members. The key's expiry stays at or after its latest slot's: when less than
+ * a lease is left, it moves to two leases from now, so that an admission usually pays one PTTL for it.
  */
 const TAKE = `
 local function take(k, limit, lease, token)
-  redis.call('ZREMRANGEBYSCORE', k, '-inf', now)
-  if redis.call('ZCARD', k) >= limit then return false end
+  if redis.call('ZCARD', k) >= limit then
+    redis.call('ZREMRANGEBYSCORE', k, '-inf', now)
+    if redis.call('ZCARD', k) >= limit then return false end
+  end
   redis.call('ZADD', k, now + lease, token)
-  local last = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')
-  redis.call('PEXPIREAT', k, last[2])
+  if redis.call('PTTL', k) < lease then redis.call('PEXPIRE', k, lease * 2) end
   return true
 end
 `;
@@ -42,7 +45,8 @@ end
  * Admissions, in the order given (the requests of one turn: see turn-batch.ts). Each checks the budget, a user
  * slot, a global slot and one request of the minute window, in order; the first refusal ends its checks and gives
  * back the slots it took. A check whose limit is 0 is off (its key is not touched). A refused request still counts
- * in the minute window, as in memory. Each admission sees what the ones before it took.
+ * in the minute window, as in memory. Each admission sees what the ones before it took. The request that opens a
+ * minute window gives its key the window's expiry; a refusal gives one to a key found without it.
  * KEYS, four per admission: budget, user slots, global slots, minute window (one hash slot in a cluster: there
  * the global check is off and runs apart). ARGV budget limit, rpm limit, rpm window ms, lease ms, then three per
  * admission: user limit, global limit, token. Returns three numbers per admission: {0, user taken, global taken}
@@ -63,14 +67,15 @@ local function admit(kb, ku, kg, kr, user, global, token)
   end
   if rpm > 0 then
     local n = redis.call('INCR', kr)
-    local ttl = redis.call('PTTL', kr)
-    if ttl < 0 then
-      ttl = window
-      redis.call('PEXPIRE', kr, ttl)
-    end
+    if n == 1 then redis.call('PEXPIRE', kr, window) end
     if n > rpm then
       if user > 0 then redis.call('ZREM', ku, token) end
       if global > 0 then redis.call('ZREM', kg, token) end
+      local ttl = redis.call('PTTL', kr)
+      if ttl < 0 then
+        ttl = window
+        redis.call('PEXPIRE', kr, ttl)
+      end
       return 4, ttl
     end
   end
