@@ -4,7 +4,8 @@
  *
  *   tsx bench/ab.ts --b=DIR [--a=DIR] [--server=mcpware-node] [--workload=legacy-call] [--connections=32]
  *                   [--duration=5] [--reps=5]
- *     req/s and the server's CPU time per answer over loopback, A and B interleaved (A B A B …): medians.
+ *     req/s, p50 and the server's CPU time per answer over loopback, A and B interleaved (A B A B …): medians,
+ *     and the median of the p50 differences within each A B pair.
  *
  *   tsx bench/ab.ts --instructions --b=DIR|FILE [--a=DIR|FILE] [--servers=mcpware-node,mcpware-express]
  *                   [--workloads=legacy-list,legacy-call,modern-list,modern-call] [--reps=1] [--lanes=N]
@@ -65,7 +66,7 @@ function buildTree(side: Side, tree: string): string {
   return dir;
 }
 
-/** req/s and CPU time per answer of one server built from each tree, interleaved. */
+/** req/s, p50 and CPU time per answer of one server built from each tree, interleaved. */
 async function timings(trees: Record<Side, string>): Promise<void> {
   const serverId = arg('server', 'mcpware-node');
   const spec = SERVERS.find((s) => s.id === serverId);
@@ -81,6 +82,7 @@ async function timings(trees: Record<Side, string>): Promise<void> {
   }
   const rps: Record<Side, number[]> = { a: [], b: [] };
   const cpu: Record<Side, number[]> = { a: [], b: [] };
+  const p50: Record<Side, number[]> = { a: [], b: [] };
   try {
     for (const k of ['a', 'b'] as const)
       await runLoad(w, { port: servers[k].port, connections, durationS: 2 });
@@ -93,7 +95,11 @@ async function timings(trees: Record<Side, string>): Promise<void> {
           throw new Error(`${k}: failed answers ${JSON.stringify(r)}`);
         rps[k].push(r.rps);
         cpu[k].push(((cpuMs(s.pid) - c0) * 1000) / r.total);
-        say(`rep ${i + 1} ${k}: ${r.rps.toFixed(0)} req/s, ${cpu[k].at(-1)!.toFixed(1)} µs/req`);
+        p50[k].push(r.p50);
+        say(
+          `rep ${i + 1} ${k}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(3)} ms, ` +
+            `${cpu[k].at(-1)!.toFixed(1)} µs/req`,
+        );
       }
     }
   } finally {
@@ -101,11 +107,17 @@ async function timings(trees: Record<Side, string>): Promise<void> {
   }
   for (const k of ['a', 'b'] as const) {
     say(
-      `${k} (${trees[k]}): median ${median(rps[k]).toFixed(0)} req/s, ${median(cpu[k]).toFixed(1)} µs CPU/req`,
+      `${k} (${trees[k]}): median ${median(rps[k]).toFixed(0)} req/s, p50 ${median(p50[k]).toFixed(3)} ms, ` +
+        `${median(cpu[k]).toFixed(1)} µs CPU/req`,
     );
   }
   say(
     `b/a: req/s ×${(median(rps.b) / median(rps.a)).toFixed(3)}, CPU/req ×${(median(cpu.b) / median(cpu.a)).toFixed(3)}`,
+  );
+  // The machine's speed drifts between repetitions; the difference within each A-B pair drifts less.
+  say(
+    `b − a, p50: ${((median(p50.b) - median(p50.a)) * 1000).toFixed(0)} µs of the medians, ` +
+      `${(median(p50.b.map((x, i) => x - p50.a[i]!)) * 1000).toFixed(0)} µs median of the pairs`,
   );
 }
 
