@@ -4,7 +4,7 @@
  * memory store and with Redis. Audit records and metrics name where the principal came from. Real jose issuer
  * on loopback, real winston, real prom-client, real Redis (see test/support/redis.ts); bare node:http and Express 5.
  */
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import { Registry } from 'prom-client';
 import winston from 'winston';
 import type TransportStream from 'winston-transport';
@@ -12,7 +12,7 @@ import { apiKeyAuth, hashKey } from '../../middleware/api-key-auth/index';
 import { audit } from '../../middleware/audit/index';
 import { authenticate } from '../../middleware/auth/index';
 import { dispatch } from '../../middleware/dispatch/index';
-import { type LimitsOptions, limits, redisClientOptions } from '../../middleware/limits/index';
+import { type LimitsOptions, limits } from '../../middleware/limits/index';
 import { metrics } from '../../middleware/metrics/index';
 import { oidcAuth } from '../../middleware/oidc-auth/index';
 import { parse } from '../../middleware/parse/index';
@@ -20,7 +20,7 @@ import type { Middleware } from '../../middleware/types';
 import { ToolRegistry, textResult } from '../../handlers/tools/index';
 import { TestIssuer } from '../../testing/index';
 import { PLATFORMS, type Platform, close, listen, serve } from '../support/dispatch-harness';
-import { type RedisServer, redisDescribe, startRedis } from '../support/redis';
+import { type RedisServer, connectRedis, redisDescribe, startRedis } from '../support/redis';
 import {
   type Stream,
   deferred,
@@ -60,10 +60,8 @@ async function redis(): Promise<RedisServer> {
 }
 
 async function redisClient(): Promise<Redis> {
-  const c = new Redis((await redis()).url, { ...redisClientOptions });
-  c.on('error', () => {});
+  const c = await connectRedis((await redis()).url);
   redisClients.push(c);
-  if (c.status !== 'ready') await new Promise((r) => c.once('ready', r));
   return c;
 }
 

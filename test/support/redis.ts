@@ -20,7 +20,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { accessSync, constants, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import path from 'node:path';
-import Redis from 'ioredis';
+import Redis, { type RedisOptions } from 'ioredis';
+import { redisClientOptions } from '../../middleware/limits/index';
 import { freePort } from './ports';
 
 /** What to do about a missing Redis, in every message that reports one. */
@@ -288,4 +289,15 @@ export async function startRedis(needs: RedisNeeds = {}): Promise<RedisServer> {
     },
     stop: kill,
   };
+}
+
+/**
+ * An ioredis client on `url` made with `redisClientOptions` (and `overrides`), its errors swallowed (the tests
+ * check outcomes, not the client's log), resolved once it is ready.
+ */
+export async function connectRedis(url: string, overrides: RedisOptions = {}): Promise<Redis> {
+  const c = new Redis(url, { ...redisClientOptions, ...overrides });
+  c.on('error', () => {});
+  if (c.status !== 'ready') await new Promise((r) => c.once('ready', r));
+  return c;
 }

@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import { type LimitsOptions, limits, redisClientOptions } from '../../../middleware/limits/index';
-import { type RedisServer, redisDescribe, redisWanted, startRedis } from '../../support/redis';
+import { type RedisServer, connectRedis, redisDescribe, redisWanted, startRedis } from '../../support/redis';
 import {
   KINDS,
   type Kind,
@@ -28,10 +28,8 @@ const apps: TestApp[] = [];
 
 async function client(): Promise<Redis> {
   // Reconnect every 50 ms so the test does not wait for ioredis's default back-off.
-  const c = new Redis(server.url, { ...redisClientOptions, retryStrategy: () => 50 });
-  c.on('error', () => {});
+  const c = await connectRedis(server.url, { retryStrategy: () => 50 });
   clients.push(c);
-  if (c.status !== 'ready') await new Promise((r) => c.once('ready', r));
   return c;
 }
 

@@ -3,11 +3,10 @@
  * outlives every slot in it, lapsed slots are dropped once the set is full and never let it grow past its limit,
  * and a minute window always ends.
  */
-import Redis from 'ioredis';
-import { redisClientOptions } from '../../../middleware/limits/index';
+import type Redis from 'ioredis';
 import { type RedisStore, createRedisStore } from '../../../middleware/limits/redis-store';
 import type { StoreLimits } from '../../../middleware/limits/store';
-import { type RedisServer, redisDescribe, startRedis } from '../../support/redis';
+import { type RedisServer, connectRedis, redisDescribe, startRedis } from '../../support/redis';
 
 const LEASE = 10_000;
 
@@ -17,9 +16,7 @@ let n = 0;
 
 beforeAll(async () => {
   server = await startRedis();
-  c = new Redis(server.url, { ...redisClientOptions });
-  c.on('error', () => {});
-  if (c.status !== 'ready') await new Promise((r) => c.once('ready', r));
+  c = await connectRedis(server.url);
 });
 afterAll(async () => {
   c?.disconnect();

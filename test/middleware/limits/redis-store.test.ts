@@ -2,10 +2,9 @@
  * The Redis store against the shared store suite, on a real Redis (REDIS_URL, or a redis-server started on a
  * random loopback port).
  */
-import Redis from 'ioredis';
-import { redisClientOptions } from '../../../middleware/limits/index';
+import type Redis from 'ioredis';
 import { type RedisStore, createRedisStore } from '../../../middleware/limits/redis-store';
-import { type RedisServer, redisDescribe, startRedis } from '../../support/redis';
+import { type RedisServer, connectRedis, redisDescribe, startRedis } from '../../support/redis';
 import { runStoreSuite } from '../../support/limits-store-suite';
 
 let server: RedisServer;
@@ -15,9 +14,7 @@ const renewErrors: Error[] = [];
 
 beforeAll(async () => {
   server = await startRedis();
-  client = new Redis(server.url, { ...redisClientOptions });
-  client.on('error', () => {});
-  if (client.status !== 'ready') await new Promise((r) => client.once('ready', r));
+  client = await connectRedis(server.url);
 });
 afterAll(async () => {
   client?.disconnect();

@@ -1,9 +1,9 @@
 /**
  * The limits middleware with a real Redis (REDIS_URL, or a redis-server started on a random loopback port).
  */
-import Redis from 'ioredis';
-import { type LimitsOptions, limits, redisClientOptions } from '../../../middleware/limits/index';
-import { type RedisServer, redisDescribe, startRedis } from '../../support/redis';
+import type Redis from 'ioredis';
+import { type LimitsOptions, limits } from '../../../middleware/limits/index';
+import { type RedisServer, connectRedis, redisDescribe, startRedis } from '../../support/redis';
 import {
   KINDS,
   type Kind,
@@ -24,10 +24,8 @@ let server: RedisServer;
 const clients: Redis[] = [];
 
 async function client(): Promise<Redis> {
-  const c = new Redis(server.url, { ...redisClientOptions });
-  c.on('error', () => {});
+  const c = await connectRedis(server.url);
   clients.push(c);
-  if (c.status !== 'ready') await new Promise((r) => c.once('ready', r));
   return c;
 }
 

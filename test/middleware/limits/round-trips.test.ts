@@ -5,10 +5,10 @@
  * tells a client's commands from those a script runs), on a real redis-server.
  */
 import { randomBytes } from 'node:crypto';
-import Redis from 'ioredis';
-import { limits, redisClientOptions } from '../../../middleware/limits/index';
+import type Redis from 'ioredis';
+import { limits } from '../../../middleware/limits/index';
 import { createRedisStore } from '../../../middleware/limits/redis-store';
-import { type RedisServer, redisDescribe, startRedis } from '../../support/redis';
+import { type RedisServer, connectRedis, redisDescribe, startRedis } from '../../support/redis';
 import { type TestApp, post, startApp, until } from '../../support/limits-harness';
 
 let server: RedisServer;
@@ -19,12 +19,8 @@ let app: TestApp | undefined;
 beforeAll(async () => {
   // A server of its own: MONITOR would see other clients' commands on a shared REDIS_URL.
   server = await startRedis({ ownServer: true });
-  admin = new Redis(server.url, { ...redisClientOptions });
-  client = new Redis(server.url, { ...redisClientOptions });
-  for (const c of [admin, client]) {
-    c.on('error', () => {});
-    if (c.status !== 'ready') await new Promise((r) => c.once('ready', r));
-  }
+  admin = await connectRedis(server.url);
+  client = await connectRedis(server.url);
 });
 afterAll(async () => {
   await app?.close();
