@@ -21,7 +21,7 @@ import { accessSync, constants, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import path from 'node:path';
 import Redis, { type RedisOptions } from 'ioredis';
-import { redisClientOptions } from '../../middleware/limits/index';
+import { redisClientOptions } from '../../lib/limits';
 import { freePort } from './ports';
 
 /** What to do about a missing Redis, in every message that reports one. */
