@@ -65,7 +65,10 @@ export const MAX_METHOD_LENGTH = 256;
 
 const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
 
-/** True when the first character that is not JSON whitespace (after an optional BOM) is `[`. */
+/**
+ * True when the first character that is not JSON whitespace (after an optional BOM) is `[`: the text may be a
+ * batch. Only text that also parses as JSON is one (invalid JSON is a parse error, -32700).
+ */
 export function isBatchText(text: string): boolean {
   let i = 0;
   if (text.charCodeAt(0) === 0xfeff) i = 1;
@@ -91,7 +94,7 @@ export function isBatchBytes(buf: Uint8Array): boolean {
 
 /**
  * Parse JSON text into one classified JSON-RPC message, or a refusal. Never throws.
- * Refusals: `parse_error` (-32700, invalid JSON), `batch` (an array), `too_deep`, `duplicate_member`,
+ * Refusals: `parse_error` (-32700, invalid JSON, even when it begins with `[`), `batch` (a JSON array), `too_deep`, `duplicate_member`,
  * `forbidden_member`, `invalid_id`, `invalid_request` (-32600 for anything that is not one JSON-RPC message),
  * `method_too_long` (-32600, a method name past {@link MAX_METHOD_LENGTH}).
  */
@@ -102,7 +105,7 @@ export function parseMessage(text: string, opts: ParseOptions = {}): ParseResult
   try {
     value = JSON.parse(text);
   } catch {
-    if (isBatchText(text)) return refusal('batch');
+    // Invalid JSON is a parse error, whatever its first character: only a JSON array is a batch.
     return refusal('parse_error');
   }
   if (Array.isArray(value)) return refusal('batch');

@@ -273,8 +273,8 @@ export async function isBatch(
   }
   if (preParsed(r)) {
     if (Array.isArray(r.body)) return true;
-    if (Buffer.isBuffer(r.body)) return isBatchBytes(r.body);
-    if (typeof r.body === 'string') return isBatchBytes(Buffer.from(r.body));
+    if (Buffer.isBuffer(r.body)) return batchOf(r.body);
+    if (typeof r.body === 'string') return batchOf(Buffer.from(r.body));
     return false;
   }
   if (!isJsonContentType(req.headers['content-type'])) {
@@ -283,7 +283,20 @@ export async function isBatch(
   }
   const raw = await readRawBody(req, opts);
   if (!Buffer.isBuffer(raw)) return raw;
-  return isBatchBytes(raw);
+  return batchOf(raw);
+}
+
+/**
+ * Whether bytes are a batch: only a body that parses as a JSON array is one. A body that begins with `[` but is
+ * not JSON (or not UTF-8) is a parse error (-32700), returned as that refusal for the parse step to write.
+ */
+function batchOf(raw: Buffer): boolean | Refusal {
+  if (!isBatchBytes(raw)) return false;
+  try {
+    return Array.isArray(JSON.parse(utf8.decode(raw)));
+  } catch {
+    return refusal('parse_error');
+  }
 }
 
 /** Parse raw bytes into the shared request (or a refusal), recording it on `req.locals.mcp`. */

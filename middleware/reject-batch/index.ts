@@ -1,8 +1,8 @@
 /**
- * `rejectBatch()`: refuse a JSON-RPC batch. A body whose first character that is not JSON whitespace (after an
- * optional UTF-8 byte-order mark) is `[` → 400 / -32600 with no id, whatever the Content-Type, and before any
- * parsing, so malformed arrays count too. Batching was removed in MCP 2025-06-18 and the modern revision
- * requires one message per POST; no handler ever sees a batch.
+ * `rejectBatch()`: refuse a JSON-RPC batch. A body that parses as a JSON array → 400 / -32600 with no id,
+ * whatever the Content-Type. A body that begins with `[` but is not JSON is no batch: it gets the parse step's
+ * answer (400 / -32700 Parse error, as JSON-RPC 2.0 says of invalid JSON). Batching was removed in MCP
+ * 2025-06-18 and the modern revision requires one message per POST; no handler ever sees a batch.
  * @see docs/middleware/reject-batch.md
  */
 import { refusal } from '../../lib/errors.js';
@@ -32,7 +32,8 @@ export function rejectBatch(options?: RejectBatchOptions): Middleware {
       (batch) => {
         if (batch === true) return sendRefusal(req, res, refusal('batch'), 'rejectBatch', { id: undefined });
         if (batch === false) return next();
-        // The body could not be read (over the limit, aborted): the shared parse step writes that refusal.
+        // The body could not be read (over the limit, aborted) or is not JSON: the shared parse step writes that
+        // refusal (415 for a body that is not JSON-typed, else 413, 400 -32700...).
         onParsed(req, res, 'rejectBatch', logger, () => next(), body);
       },
       (err: unknown) => sendInternalError(req, res, err, 'rejectBatch', logger),

@@ -255,9 +255,11 @@ describe.each(FLAVOURS)('rejectBatch() on %s', (flavour) => {
     ['[]'],
     ['  \n\t [1]'],
     ['\uFEFF[1]'],
-    ['[{"a":1}'],
   ])('%j → 400 -32600, no id', async (body) => {
     expectJsonRpcError(await post(server, body), 400, -32600);
+  });
+  test('a malformed array is invalid JSON, not a batch → 400 -32700, no id', async () => {
+    expectJsonRpcError(await post(server, '[{"a":1}'), 400, -32700);
   });
   test('refused whatever the Content-Type', async () => {
     const res = await request(server).post('/mcp').set('Content-Type', 'text/plain').send('[1]');
