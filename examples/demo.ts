@@ -306,6 +306,14 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
         ...(!env.OIDC_AUDIENCE && !env.OIDC_CLIENT_ID ? { audience: resourceUrl } : {}),
       }
     : undefined;
+  // Start-up: which audience a token must name (docs/middleware/oidc-auth.md); at warn, the ops logger's level.
+  if (oidc) {
+    const rule =
+      oidc.audience !== undefined
+        ? `aud must contain ${JSON.stringify(oidc.audience)} as that exact string (one trailing / forgiven)`
+        : `aud must contain the client id ${JSON.stringify(oidc.clientId)} exactly (azp is never used)`;
+    opsLogger.warn(`oidc: tokens of ${oidc.issuer} are accepted only when ${rule}`);
+  }
 
   // Limits, in memory or in Redis.
   let redis: Redis | undefined;

@@ -40,8 +40,11 @@ export function peekJwt(token: string): PeekResult {
 
 /**
  * The comparable form of a resource identifier: for an http(s) URL, lower-case scheme and host (the URL
- * parser does it), no fragment, no trailing slash on the path. Anything else is compared verbatim. MCP's
- * canonical server URI is lower case without a trailing slash, and servers should accept the other spellings.
+ * parser does it), no fragment, no trailing slash on the path. Anything else is compared verbatim.
+ *
+ * Not for deciding whether a token was issued for this server: the URL parser maps Unicode to ASCII (a
+ * full-width host, a soft hyphen), drops userinfo and default ports, so many strings that are not the
+ * configured audience share its form. {@link checkAudience} compares strings instead.
  */
 export function canonicalResource(v: string): string {
   if (!/^https?:\/\//i.test(v)) return v;
@@ -64,11 +67,27 @@ function audList(aud: unknown): string[] {
   return [];
 }
 
+/** `v` without one trailing `/` (the one spelling difference of a resource URI an audience check forgives). */
+function withoutTrailingSlash(v: string): string {
+  return v.length > 1 && v.charCodeAt(v.length - 1) === 0x2f ? v.slice(0, -1) : v;
+}
+
 /**
- * RFC 8707 audience check. With `audience` set, `aud` must contain one of them (compared in canonical form)
- * and `azp` is not consulted at all: a token minted for the same client and another resource does not open
- * this one. Without it, the client id must be in `aud` or equal `azp` (what an IdP that does not map
- * audiences yet issues).
+ * True when the audience value `aud` names `want`: the same string (RFC 7519 §4.1.3 compares audiences as
+ * case-sensitive strings), or the same string but for one trailing `/` on either side. Nothing is decoded,
+ * lower-cased or parsed, so no other spelling (case, percent-encoding, default port, userinfo, Unicode
+ * look-alikes, invisible characters) names this server.
+ */
+export function audienceMatches(aud: string, want: string): boolean {
+  return aud === want || withoutTrailingSlash(aud) === withoutTrailingSlash(want);
+}
+
+/**
+ * RFC 8707 audience check: `aud` (a string or an array of strings) must contain a value that
+ * {@link audienceMatches} one of `audience`. Without `audience`, the client id is the audience, compared
+ * exactly (no trailing-slash rule): `aud` must contain it. `azp` is never consulted: it names the client the
+ * token was issued to, not the resource it was issued for, so a token minted for the same client and another
+ * resource (or with no `aud` at all) does not open this one.
  */
 export function checkAudience(
   payload: Claims,
@@ -76,14 +95,13 @@ export function checkAudience(
 ): AudienceResult {
   const aud = audList(payload.aud);
   if (opts.audience && opts.audience.length > 0) {
-    const want = new Set(opts.audience.map(canonicalResource));
-    return aud.some((a) => want.has(canonicalResource(a)))
+    const want = opts.audience;
+    return aud.some((a) => want.some((w) => audienceMatches(a, w)))
       ? { ok: true }
       : { ok: false, reason: 'wrong_audience' };
   }
-  if (opts.clientId !== undefined) {
-    if (aud.includes(opts.clientId) || payload.azp === opts.clientId) return { ok: true };
-  }
+  const clientId = opts.clientId;
+  if (clientId !== undefined && clientId !== '' && aud.includes(clientId)) return { ok: true };
   return { ok: false, reason: 'wrong_audience' };
 }
 

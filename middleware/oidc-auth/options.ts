@@ -53,10 +53,13 @@ export interface OidcAuthOptions extends ChallengeOptions {
   issuer: string;
   /**
    * This server's resource identifier (RFC 8707), e.g. `https://mcp.example.com/mcp`. With it, `aud` must
-   * contain it (scheme and host compared case-insensitively, trailing slash ignored) and `azp` is ignored.
+   * contain it as the same string (RFC 7519 §4.1.3), one trailing `/` on either side aside; `azp` is ignored.
    */
   audience?: string | readonly string[];
-  /** The client id: without `audience`, `aud` must contain it or `azp` must equal it. Also names the client roles. */
+  /**
+   * The client id. Without `audience`, it is the audience: `aud` must contain it, exactly (`azp` is never
+   * consulted, and a token without `aud` is refused). Also names the client roles.
+   */
   clientId?: string;
   /** Any one of these, found in roles ∪ groups, is enough. Default none (any valid token). */
   requiredRoles?: readonly string[];

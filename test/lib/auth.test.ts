@@ -309,7 +309,8 @@ describe('audience', () => {
   test.each<[string, object, object, boolean]>([
     ['aud string equals audience', { aud: R }, { audience: [R] }, true],
     ['aud array contains audience', { aud: ['x', R] }, { audience: [R] }, true],
-    ['aud in another spelling', { aud: 'HTTPS://MCP.TEST/mcp/' }, { audience: [R] }, true],
+    ['aud with a trailing slash', { aud: `${R}/` }, { audience: [R] }, true],
+    ['aud in another case is another audience', { aud: 'HTTPS://MCP.TEST/mcp/' }, { audience: [R] }, false],
     ['another resource', { aud: 'https://other.test/mcp' }, { audience: [R] }, false],
     ['a path prefix is not enough', { aud: 'https://mcp.test/mcp/admin' }, { audience: [R] }, false],
     [
@@ -321,10 +322,10 @@ describe('audience', () => {
     ['no aud at all', {}, { audience: [R] }, false],
     ['without audience: client id in aud', { aud: ['client'] }, { clientId: 'client' }, true],
     [
-      'without audience: azp equals the client id',
+      'without audience: azp equal to the client id does not stand in for aud',
       { aud: 'account', azp: 'client' },
       { clientId: 'client' },
-      true,
+      false,
     ],
     ['without audience: neither', { aud: 'account', azp: 'other' }, { clientId: 'client' }, false],
   ])('%s', (_n, payload, opts, ok) => {
