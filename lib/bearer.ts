@@ -31,6 +31,21 @@ function isTokenChars(v: string): boolean {
   return true;
 }
 
+/**
+ * How many `Authorization` lines a request carried, counted in its raw header list (names at even positions,
+ * any case). node:http keeps only the first line in `headers.authorization`, so a request with two would be
+ * served as whoever the first names while a proxy or log may have read the other: a caller sends one.
+ */
+export function authorizationLines(rawHeaders: readonly string[] | undefined): number {
+  if (!Array.isArray(rawHeaders)) return 0;
+  let n = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i];
+    if (typeof name === 'string' && name.length === 13 && name.toLowerCase() === 'authorization') n++;
+  }
+  return n;
+}
+
 /** Read the credential from the `Authorization` header value. The scheme is case-insensitive. */
 export function readBearer(header: string | readonly string[] | undefined): Credential {
   // Node keeps only the first `Authorization` header; an array can only come from a hand-built request.

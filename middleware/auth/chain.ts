@@ -4,7 +4,8 @@
  *
  * - The credential is read from `Authorization: Bearer <token>` only, never from the query string. No header,
  *   another scheme, or `Bearer` with nothing after it is **missing** (a challenge without an `error`, RFC 6750
- *   §3.1); a `Bearer` value that is not one token is **invalid**.
+ *   §3.1); a `Bearer` value that is not one token is **invalid**. Two `Authorization` lines are a malformed
+ *   request (400 `invalid_request`): node:http keeps only the first, which a proxy may not have read.
  * - Each member answers `ok` (a principal), `pass` (not its credential) or `refuse` (its credential, refused).
  *   The first member that does not pass decides; when every member passes the credential is **invalid**.
  * - The outcome is recorded on `req.locals.auth`, the principal on `req.locals.principal`. Answers name the
@@ -14,12 +15,12 @@
  * @see docs/middleware/auth.md
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { readBearer } from '../../lib/bearer.js';
+import { authorizationLines, readBearer } from '../../lib/bearer.js';
 import { localsOf, sendInternalError } from '../internal/respond.js';
 import { isThenable } from '../internal/maybe-promise.js';
 import { log } from '../internal/log.js';
 import type { Logger, Middleware, Principal } from '../types.js';
-import { type ChallengeOptions, type Decided, sendAuthRefusal } from './challenge.js';
+import { type ChallengeOptions, type Decided, sendAuthRefusal, sendAuthorizationTwice } from './challenge.js';
 
 /** A refusal outcome an authenticator may give for a credential it recognized. */
 export type RefuseOutcome = 'invalid' | 'expired' | 'forbidden' | 'unavailable';
@@ -99,6 +100,11 @@ export function chainMiddleware(
       return;
     }
     try {
+      if (authorizationLines(req.rawHeaders) > 1) {
+        log(logger, 'warn', `${by}: Authorization sent more than once`, { outcome: 'invalid' });
+        sendAuthorizationTwice(req, res, challenge, by);
+        return;
+      }
       const cred = readBearer(req.headers.authorization);
       if (cred.kind === 'none' || cred.kind === 'other_scheme') {
         log(logger, 'debug', `${by}: no bearer credential`, {

@@ -75,6 +75,31 @@ export interface Decided {
   scope?: readonly string[];
 }
 
+/** Two `Authorization` lines: a malformed request (RFC 6750 §3.1 `invalid_request`), refused before the body is read. */
+const AUTHORIZATION_TWICE = refusal('invalid_request', { message: 'Authorization must be sent once' });
+
+/**
+ * Answer a request that carried more than one `Authorization` line: 400, `error="invalid_request"`, no id
+ * (the body is not read). Recorded as an `invalid` outcome.
+ */
+export function sendAuthorizationTwice(
+  req: IncomingMessage,
+  res: ServerResponse,
+  challenge: Readonly<ChallengeOptions>,
+  by: string,
+): void {
+  localsOf(req).auth = { outcome: 'invalid' };
+  const params: ChallengeParams = {
+    realm: challenge.realm,
+    resourceMetadata: challenge.resourceMetadataUrl,
+    error: 'invalid_request',
+  };
+  sendRefusal(req, res, AUTHORIZATION_TWICE, by, {
+    id: undefined,
+    headers: { 'WWW-Authenticate': bearerChallenge(params) },
+  });
+}
+
 /** Record the outcome on `req.locals.auth` and answer with the refusal and its challenge. */
 export function sendAuthRefusal(
   req: IncomingMessage,
