@@ -32,7 +32,6 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
   const listen = createListenRouter({
     feeds: config.feeds,
     capabilities: config.capabilities,
-    keepAliveMs: config.keepAliveMs,
     maxStreams: config.maxListenStreams,
     maxPerPrincipal: config.maxListenStreamsPerPrincipal,
     logger: config.logger,

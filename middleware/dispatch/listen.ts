@@ -31,7 +31,6 @@ import { DISPATCH, type DispatchConfig } from './options.js';
 export interface ListenRouterOptions {
   feeds: Feeds;
   capabilities: ServerCapabilities;
-  keepAliveMs: number;
   maxStreams: number;
   /** Most open streams of one caller (see `principalKey`); 0: no per-caller cap. */
   maxPerPrincipal: number;
@@ -199,7 +198,7 @@ function refusalOf(reply: Reply, params: JsonObject): RpcError | undefined {
 }
 
 /**
- * Open one stream: the acknowledgement, the feeds, the keep-alive; `open` holds its graceful end, counted for
+ * Open one stream: the acknowledgement, the feeds; `open` holds its graceful end, counted for
  * `caller`, while it lasts.
  */
 function openStream(
@@ -209,7 +208,7 @@ function openStream(
   open: OpenStreams,
   caller: string,
 ): void {
-  const { feeds, capabilities, keepAliveMs, logger, serverInfo } = options;
+  const { feeds, capabilities, logger, serverInfo } = options;
   const { res, mcp, locals } = reply;
   const id = mcp.id!;
   const { honoured, uris } = honouredOf(params.notifications as JsonObject, feeds, capabilities);
@@ -227,16 +226,14 @@ function openStream(
     },
     true,
   );
+  // The stream's keep-alive comments are the Reply's, as on every SSE answer (the `keepAliveMs` option).
   const unsubscribe = subscribe(reply, feeds, logger, honoured, uris, tag);
-  const keepAlive = keepAliveMs > 0 ? setInterval(() => reply.comment('keep-alive'), keepAliveMs) : undefined;
-  keepAlive?.unref?.();
 
   let ended = false;
   const stop = (): void => {
     if (ended) return;
     ended = true;
     for (const u of unsubscribe) u();
-    if (keepAlive) clearInterval(keepAlive);
     open.delete(caller, end);
   };
   // Graceful end (2026-07-28 subscriptions): the completion result, then the stream closes.

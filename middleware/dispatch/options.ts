@@ -60,7 +60,14 @@ export interface DispatchOptions extends ClassifyRevisionOptions, BodyOptions {
   requestStateKey?: string | Uint8Array | readonly (string | Uint8Array)[];
   /** How long a signed `requestState` stays valid, in ms. Default 600000 (10 minutes). */
   requestStateTtlMs?: number;
-  /** Keep-alive comment interval on `subscriptions/listen` streams, in ms; 0 turns it off. Default 15000. */
+  /**
+   * Keep-alive comment interval on every SSE answer (a `subscriptions/listen` stream, and a request answered as
+   * a stream: progress, log or input messages before its result), in ms; 0 turns it off. A `: keep-alive`
+   * comment is written after each interval the stream lasts, so proxies with idle timeouts keep it open.
+   * Default 15000.
+   */
+  keepAliveMs?: number;
+  /** The former name of {@link keepAliveMs}, still accepted: the same setting, for every SSE answer. */
   listenKeepAliveMs?: number;
   /** Most `subscriptions/listen` streams open at once on this dispatcher; more → 503. 0 refuses all. Default 1000. */
   maxListenStreams?: number;
@@ -145,6 +152,7 @@ const KNOWN: readonly (keyof DispatchOptions)[] = [
   'legacyLogLevel',
   'requestStateKey',
   'requestStateTtlMs',
+  'keepAliveMs',
   'listenKeepAliveMs',
   'maxListenStreams',
   'maxListenStreamsPerPrincipal',
@@ -199,7 +207,7 @@ export function resolveDispatchOptions(options: DispatchOptions): DispatchConfig
     legacyLogLevel,
     stateKeys,
     stateTtlMs: int('requestStateTtlMs', 600_000, 1_000, 7 * 86_400_000),
-    keepAliveMs: int('listenKeepAliveMs', 15_000, 0, 3_600_000),
+    keepAliveMs: keepAliveOption(o),
     maxListenStreams: int('maxListenStreams', 1000, 0, 1_000_000),
     maxListenStreamsPerPrincipal: int('maxListenStreamsPerPrincipal', 10, 0, 1_000_000),
     inputTimeoutMs: int('inputTimeoutMs', 300_000, 1, 86_400_000),
@@ -215,6 +223,17 @@ function routesOf(o: DispatchOptions): Pick<DispatchConfig, 'routes' | 'feeds' |
   const feeds = feedsOf(o.handlers);
   const capabilities = resolveCapabilities(o.capabilities, (ns, m) => routes.has(ns, m), feeds);
   return { routes, feeds, capabilities };
+}
+
+/** `keepAliveMs`, or its former name `listenKeepAliveMs`; both given must agree. */
+function keepAliveOption(o: DispatchOptions): number {
+  const current = intOption(DISPATCH, 'keepAliveMs', o.keepAliveMs, 15_000, 0, 3_600_000);
+  if (o.listenKeepAliveMs === undefined) return current;
+  const former = intOption(DISPATCH, 'listenKeepAliveMs', o.listenKeepAliveMs, 15_000, 0, 3_600_000);
+  if (o.keepAliveMs !== undefined && former !== current) {
+    throw badOption(DISPATCH, 'listenKeepAliveMs', former, `left out, or equal to keepAliveMs (${current})`);
+  }
+  return former;
 }
 
 function checkStateKeys(v: unknown): Uint8Array[] {

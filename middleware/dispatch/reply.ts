@@ -87,6 +87,8 @@ export class Reply {
   #closed = false;
   /** Messages sent before the response, in order; made only when there is one. */
   #queue: Promise<void> | undefined = undefined;
+  /** Stops the keep-alive timer of a stream (see #keepAlive). */
+  #stopKeepAlive: (() => void) | undefined = undefined;
 
   constructor(
     readonly config: DispatchConfig,
@@ -115,6 +117,7 @@ export class Reply {
   #startStream(): void {
     const res = this.res;
     this.#streaming = true;
+    this.#keepAlive();
     res.statusCode = 200;
     res.setHeader('Content-Type', 'text/event-stream');
     res.setHeader('Cache-Control', 'no-cache');
@@ -164,6 +167,21 @@ export class Reply {
     res.write(sseEvent(text));
   }
 
+  /**
+   * Every SSE answer (listen stream or request-scoped) writes a `: keep-alive` comment at the `keepAliveMs`
+   * interval while it lasts, so idle-timeout proxies keep a silent stream open; the timer stops when the answer
+   * is delivered or the connection closes.
+   */
+  #keepAlive(): void {
+    const ms = this.config.keepAliveMs;
+    if (ms <= 0) return;
+    const timer = setInterval(() => this.comment('keep-alive'), ms);
+    timer.unref?.();
+    const stop = (): void => clearInterval(timer);
+    this.#stopKeepAlive = stop;
+    this.res.once('close', stop);
+  }
+
   /** Queue a notification (see push). */
   notify(method: string, params: JsonObject): boolean {
     return this.push({ jsonrpc: '2.0', method, params });
@@ -193,6 +211,7 @@ export class Reply {
   #deliver(status: number, text: string, record: RequestLocals['response']): void {
     const { res, locals } = this;
     if (this.#streaming) {
+      this.#stopKeepAlive?.();
       // The ResponseRecord contract: `stream` marks an SSE answer (an error keeps its code).
       locals.response = { ...record, resultType: 'stream' };
       if (!this.#gone()) res.end(sseEvent(text));
