@@ -4,12 +4,13 @@
  * Redis they live in a list there, so every instance reads the same text, and the announcement goes through a
  * Redis change feed, so it reaches the listen streams of every instance.
  */
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import {
   ChangeFeed,
   redisChangeFeed,
   ok,
   toolError,
+  type RedisPubSubClient,
   type Logger,
   type ResourceSource,
   type Tool,
@@ -40,7 +41,7 @@ function memoryNotes(): NotesStore {
   };
 }
 
-function redisNotes(redis: Redis): NotesStore {
+function redisNotes(redis: Redis | Cluster): NotesStore {
   return {
     lines: () => redis.lrange(NOTES_KEY, 0, -1),
     async append(line) {
@@ -57,10 +58,15 @@ export interface DemoNotes {
   close(): Promise<void>;
 }
 
-/** The notes, in `redis` when given (the client the limits use), in memory otherwise. */
-export function demoNotes(redis: Redis | undefined, logger: Logger): DemoNotes {
+/**
+ * The notes, in `redis` when given (the client the limits use: one node, or a Redis Cluster, where the notes'
+ * one key lives on the node serving its slot), in memory otherwise.
+ */
+export function demoNotes(redis: Redis | Cluster | undefined, logger: Logger): DemoNotes {
   const store = redis ? redisNotes(redis) : memoryNotes();
-  const feed = redis ? redisChangeFeed({ redis, channel: NOTES_CHANNEL, logger }) : new ChangeFeed();
+  const feed = redis
+    ? redisChangeFeed({ redis: redis as RedisPubSubClient, channel: NOTES_CHANNEL, logger })
+    : new ChangeFeed();
   const entry = { uri: NOTES_URI, name: 'today', title: "Today's notes", mimeType: 'text/plain' };
   const source: ResourceSource = {
     list: () => [entry],

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import express from 'express';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { Registry } from 'prom-client';
 import winston from 'winston';
 import {
@@ -98,6 +98,92 @@ export function requestStateKeysFromEnv(env: Env): Buffer[] | undefined {
       );
     }
     return key;
+  });
+}
+
+/** The demo's Redis client: one node, or a Redis Cluster. */
+export type DemoRedis = Redis | Cluster;
+
+/** How long start-up waits for Redis to answer before going on without it (the limits' outage policy applies). */
+const REDIS_START_MS = 5000;
+
+/** True when the node at the other end of `probe` runs in cluster mode (`INFO cluster`: `cluster_enabled:1`). */
+async function isClusterNode(probe: Redis): Promise<boolean> {
+  return /^cluster_enabled:1\s*$/m.test(await probe.info('cluster'));
+}
+
+/**
+ * The Redis client for REDIS_URL. A node of a Redis Cluster gets an ioredis `Cluster` client seeded with it:
+ * a one-node client there has every admission refused (CROSSSLOT: the limits' user and global keys live in
+ * different hash slots) and the notes' key answered with MOVED when another node serves its slot. Redis not
+ * reachable at start-up: a one-node client and a warning; should the node turn out to be a cluster's once it
+ * answers, an error says to restart (the store's failures meanwhile show in /readyz and the metrics).
+ */
+export async function demoRedis(
+  url: string,
+  logger: {
+    warn(m: string, meta?: Record<string, unknown>): void;
+    error(m: string, meta?: Record<string, unknown>): void;
+  },
+): Promise<DemoRedis> {
+  const probe = new Redis(url, { ...redisClientOptions, lazyConnect: true, retryStrategy: () => null });
+  probe.on('error', () => {});
+  let cluster: boolean | undefined;
+  try {
+    await probe.connect();
+    cluster = await isClusterNode(probe);
+  } catch {
+    cluster = undefined;
+  } finally {
+    probe.disconnect();
+  }
+  let redis: DemoRedis;
+  if (cluster === true) {
+    const { host, port, username, password, tls, db } = probe.options;
+    if (db) throw new TypeError(`REDIS_URL names database ${db}; a Redis Cluster has database 0 only`);
+    redis = new Cluster([{ host: host ?? '127.0.0.1', port: port ?? 6379 }], {
+      redisOptions: { ...redisClientOptions, username, password, tls },
+      enableOfflineQueue: false,
+      enableReadyCheck: true,
+    });
+  } else {
+    redis = new Redis(url, { ...redisClientOptions, lazyConnect: false });
+  }
+  redis.on('error', () => {}); // outages are handled (and logged) by the limiter and the feed
+  if (cluster !== undefined) {
+    await readyWithin(redis, REDIS_START_MS);
+    return redis;
+  }
+  logger.warn('REDIS_URL does not answer at start-up: the limits use memory until it does', {
+    redis: { host: probe.options.host, port: probe.options.port },
+  });
+  const single = redis as Redis;
+  single.once('ready', () => {
+    isClusterNode(single).then(
+      (yes) => {
+        if (yes)
+          logger.error(
+            'REDIS_URL is a node of a Redis Cluster, found after start-up: restart the server to use a cluster client',
+          );
+      },
+      () => {},
+    );
+  });
+  return redis;
+}
+
+/** Wait until `redis` is ready, for at most `ms` (then go on: the limits' outage policy covers the rest). */
+async function readyWithin(redis: DemoRedis, ms: number): Promise<void> {
+  if (redis.status === 'ready') return;
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    timer.unref();
+    function done(): void {
+      clearTimeout(timer);
+      redis.off('ready', done);
+      resolve();
+    }
+    redis.once('ready', done);
   });
 }
 
@@ -316,10 +402,9 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
   }
 
   // Limits, in memory or in Redis.
-  let redis: Redis | undefined;
+  let redis: DemoRedis | undefined;
   if (env.REDIS_URL) {
-    redis = new Redis(env.REDIS_URL, { ...redisClientOptions, lazyConnect: false });
-    redis.on('error', () => {}); // outages are handled (and logged) by the limiter
+    redis = await demoRedis(env.REDIS_URL, logger);
     closers.push(() => void redis!.disconnect());
   }
 
