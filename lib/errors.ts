@@ -98,6 +98,7 @@ export type RefusalReason =
   | 'missing_client_capability'
   | 'method_not_found'
   | 'invalid_params'
+  | 'subscription_too_large'
   | 'unauthorized'
   | 'forbidden'
   | 'rate_limited'
@@ -211,6 +212,11 @@ export const REFUSALS: Readonly<Record<RefusalReason, RefusalSpec>> = {
     message: 'Method not found',
   },
   invalid_params: { code: ErrorCode.InvalidParams, status: 200, message: 'Invalid params' },
+  subscription_too_large: {
+    code: ErrorCode.InvalidParams,
+    status: 200,
+    message: 'Invalid params: the subscription is over a bound (a URI, the filter or the id is too long)',
+  },
   unauthorized: { code: ErrorCode.Unauthorized, status: 401, message: 'Unauthorized' },
   forbidden: { code: ErrorCode.Forbidden, status: 403, message: 'Forbidden' },
   rate_limited: { code: ErrorCode.RateLimited, status: 429, message: 'Rate limit exceeded' },

@@ -20,6 +20,7 @@ import { hasCapability } from '../../lib/routing.js';
 import type { ServerCapabilities } from '../../handlers/contract.js';
 import type { ChangeEvent, ChangeFeed } from '../../handlers/changes/index.js';
 import { errorMeta, log } from '../internal/log.js';
+import { releaseParsed } from '../internal/parse-step.js';
 import { principalKey } from '../../lib/principal.js';
 import type { Logger } from '../types.js';
 import type { Feeds } from './capabilities.js';
@@ -54,6 +55,12 @@ const PER_PRINCIPAL_LIMIT = 'listen_streams_per_principal';
 const MAX_LISTEN_BUFFER = 1024 * 1024;
 /** Most URIs one listen request may subscribe to. */
 const MAX_RESOURCE_SUBSCRIPTIONS = 1000;
+/** Longest URI in `resourceSubscriptions`, in UTF-16 code units; a longer one refuses the request. */
+export const MAX_SUBSCRIPTION_URI_LENGTH = 2048;
+/** Most UTF-16 code units of all the `resourceSubscriptions` URIs together; more refuses the request. */
+export const MAX_SUBSCRIPTION_FILTER_LENGTH = 128 * 1024;
+/** Longest string id of a listen request (the subscription id every notification carries). */
+export const MAX_SUBSCRIPTION_ID_LENGTH = 1024;
 
 const isObj = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -187,12 +194,42 @@ function refusalOf(reply: Reply, params: JsonObject): RpcError | undefined {
       status: 200,
     };
   }
+  const tooLarge = boundRefusal(reply.mcp.id, params.notifications);
+  if (tooLarge) {
+    const { code, status, data } = tooLarge;
+    const detail = (data as { limit: string }).limit;
+    reply.locals.refusal = { reason: 'subscription_too_large', code, status, by: DISPATCH, detail };
+    return tooLarge;
+  }
   if (!reply.canStream()) {
     return {
       code: ErrorCode.InvalidRequest,
       message: 'subscriptions/listen answers with a text/event-stream; the request must accept it',
       status: 400,
     };
+  }
+  return undefined;
+}
+
+/**
+ * What a stream keeps for its lifetime is bounded: each URI, all the URIs together and the id (which every
+ * notification carries). Over a bound → -32602 `subscription_too_large`, the bound in `data`.
+ */
+function boundRefusal(id: unknown, filter: JsonObject): RpcError | undefined {
+  const over = (limit: string, max: number): RpcError => {
+    const r = refusal('subscription_too_large', { data: { limit, max } });
+    return { code: r.code, message: r.message, data: r.data, status: r.status };
+  };
+  if (typeof id === 'string' && id.length > MAX_SUBSCRIPTION_ID_LENGTH)
+    return over('subscription_id_length', MAX_SUBSCRIPTION_ID_LENGTH);
+  const list = filter.resourceSubscriptions;
+  if (!Array.isArray(list)) return undefined;
+  let total = 0;
+  for (const u of list) {
+    if (typeof u !== 'string') continue;
+    if (u.length > MAX_SUBSCRIPTION_URI_LENGTH) return over('uri_length', MAX_SUBSCRIPTION_URI_LENGTH);
+    total += u.length;
+    if (total > MAX_SUBSCRIPTION_FILTER_LENGTH) return over('filter_length', MAX_SUBSCRIPTION_FILTER_LENGTH);
   }
   return undefined;
 }
@@ -264,6 +301,8 @@ function openStream(
   open.add(caller, end);
   res.once('close', stop);
   if (res.destroyed) stop();
+  // From here on the stream needs its bounded filter only, never the request's body or parsed message.
+  releaseParsed(reply.req);
 }
 
 /** Subscribe the stream to the feeds it honours; returns the unsubscribe functions. */

@@ -6,7 +6,14 @@
 import { isThenable } from './maybe-promise.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Refusal, refusal } from '../../lib/errors.js';
-import { type ParseResult, isBatchBytes, parseMessage, parseValue } from '../../lib/jsonrpc.js';
+import {
+  type JsonObject,
+  type ParseResult,
+  isBatchBytes,
+  parseMessage,
+  parseValue,
+} from '../../lib/jsonrpc.js';
+import { META } from '../../lib/meta.js';
 import { type ClassifyOptions, type ClassifyResult, classifyRevision } from '../../lib/classify.js';
 import { type McpRequest, toMcpRequest } from '../../lib/request.js';
 import { ACCEPTED_CODINGS, type BodyCoding, bodyCoding, decodeBody } from './body-coding.js';
@@ -437,6 +444,47 @@ export function onParsed(
  */
 export function parsed(req: IncomingMessage): McpRequest | Refusal | undefined {
   return (req.locals as LocalsWithState | undefined)?.[STATE]?.done;
+}
+
+const EMPTY = Buffer.alloc(0);
+/** Longest client name or version kept for audit once a request's message is released. */
+const MAX_CLIENT_INFO = 256;
+
+/**
+ * Let go of the request's body once its answer is a long-lived stream that needs none of it: the raw bytes (and
+ * a body parser's `req.body`) are dropped, and `req.locals.mcp` keeps what the stream and the observers read
+ * when it closes (kind, id, method, headers, era, version, size, target, the `_meta` client info clipped)
+ * while its params, arguments and message are replaced by bounded stand-ins. A subscription then holds its
+ * bounded filter, not the request that opened it.
+ */
+export function releaseParsed(req: IncomingMessage): void {
+  const st = (req.locals as LocalsWithState | undefined)?.[STATE];
+  if (st !== undefined) {
+    // The read is over: an empty body still tells late readers (and the stream's listeners) that it is.
+    if (st.rawDone !== undefined && Buffer.isBuffer(st.rawDone)) st.rawDone = EMPTY;
+    st.raw = undefined;
+    st.chunks = undefined;
+  }
+  const r = req as WithState;
+  if (r.body !== undefined) r.body = undefined;
+  const mcp = req.locals?.mcp;
+  if (mcp === undefined) return;
+  const info = mcp.meta?.[META.clientInfo] as { name?: unknown; version?: unknown } | null | undefined;
+  const meta: JsonObject = {};
+  if (info !== null && typeof info === 'object' && typeof info.name === 'string') {
+    const kept: JsonObject = { name: info.name.slice(0, MAX_CLIENT_INFO) };
+    if (typeof info.version === 'string') kept.version = info.version.slice(0, MAX_CLIENT_INFO);
+    meta[META.clientInfo] = kept;
+  }
+  mcp.meta = meta;
+  mcp.params = undefined;
+  mcp.arguments = undefined;
+  if (mcp.target !== undefined) mcp.target = mcp.target.slice(0, MAX_CLIENT_INFO);
+  const raw: JsonObject = { jsonrpc: '2.0' };
+  if (mcp.id !== undefined) raw.id = mcp.id;
+  if (mcp.method !== undefined) raw.method = mcp.method;
+  mcp.message =
+    mcp.kind === 'request' ? { kind: 'request', id: mcp.id!, method: mcp.method!, raw } : mcp.message;
 }
 
 const CLOSE = Object.freeze({ Connection: 'close' });
