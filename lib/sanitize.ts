@@ -18,7 +18,11 @@
  *
  * {@link cleanText} is the audit pipeline for one field: bound the work, sanitize, mask with a redactor, and
  * only then cut to the cap, so a cut can never leave half an address or half a token in the log.
+ *
+ * {@link escapeIdentity} is for who a record names (a principal's id and source): it never drops a character,
+ * it writes the ones that would not read as themselves as visible escapes, so two identities never read alike.
  */
+import { createHash } from 'node:crypto';
 import { REDACT_GUARD, type RedactTally, type Redactor } from './redact/index.js';
 
 /** Longest CSI or nF sequence removed as a unit (parameters and intermediates included). */
@@ -302,4 +306,104 @@ function cutUnits(s: string, n: number): string {
   if (s.length <= n) return s;
   const c = s.charCodeAt(n - 1);
   return s.slice(0, c >= 0xd800 && c <= 0xdbff ? n - 1 : n);
+}
+
+/**
+ * Characters an identity shows as an escape: controls, format characters (bidi controls, soft hyphen,
+ * zero-width space and joiners, BOM), line and paragraph separators, every space but U+0020, lone
+ * surrogates, private-use and unassigned code points, and other default-ignorable ones (fillers, variation
+ * selectors): each either does not show, shows as something else, or moves the text around it. Also `…`
+ * (U+2026), which marks the cut of an identity longer than its cap.
+ */
+const IDENTITY_HIDDEN =
+  /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Co}\p{Cn}\p{Default_Ignorable_Code_Point}\u2026]|(?! )\p{Zs}/u;
+/** A combining mark: escaped at the start of an identity, where it would sit on the character before it. */
+const MARK = /^\p{M}$/u;
+/** Hex digits of the digest that ends an identity cut at its cap. */
+const IDENTITY_DIGEST_HEX = 16;
+
+/** `\u{XXXX}`: the code point in upper-case hex, at least four digits. */
+function escapeCodePoint(cp: number): string {
+  return `\\u{${cp.toString(16).toUpperCase().padStart(4, '0')}}`;
+}
+
+const ESCAPED_SPACE = escapeCodePoint(0x20);
+
+/**
+ * The pieces of `s` as an identity shows them, one per code point (itself or its escape), until they hold more
+ * than `limit` code points; `whole` tells whether every code point of `s` got its piece. With `allAscii`, every
+ * character past U+007E is escaped.
+ */
+function identityPieces(
+  s: string,
+  limit: number,
+  allAscii: boolean,
+): { pieces: string[]; chars: number; whole: boolean } {
+  const pieces: string[] = [];
+  let chars = 0;
+  let prevSpace = true; // a space at the start does not show: escaped like one after a space
+  for (const ch of s) {
+    if (chars > limit) return { pieces, chars, whole: false };
+    let piece = ch;
+    if (ch === '\\') piece = '\\\\';
+    else if (ch === ' ') piece = prevSpace ? ESCAPED_SPACE : ch;
+    else if (
+      (allAscii && ch.charCodeAt(0) > 0x7e) ||
+      IDENTITY_HIDDEN.test(ch) ||
+      (pieces.length === 0 && MARK.test(ch))
+    ) {
+      piece = escapeCodePoint(ch.codePointAt(0)!);
+    }
+    prevSpace = ch === ' ';
+    pieces.push(piece);
+    chars += piece.length; // escapes are ASCII; a kept character is one code point
+    if (piece === ch && ch.length === 2) chars -= 1;
+  }
+  // A space at the end does not show either.
+  const last = pieces.length - 1;
+  if (last >= 0 && pieces[last] === ' ') {
+    pieces[last] = ESCAPED_SPACE;
+    chars += ESCAPED_SPACE.length - 1;
+  }
+  return { pieces, chars, whole: true };
+}
+
+/**
+ * An identity (a principal's id, its source) as a record or a log line shows it: never a character dropped, so
+ * two different identities never read the same. A backslash is written `\\`; a control, format or bidi
+ * character, a space at either end or after another space, any other space character, a lone surrogate, a
+ * private-use, unassigned or other invisible code point, and `…` are written `\u{XXXX}` (hex, at least four
+ * digits); everything else is itself. Reading it back is unambiguous: a `\` always starts `\\` or `\u{…}`. The
+ * result holds no control, bidi or line-break character and {@link sanitizeText} leaves it as it is.
+ *
+ * Longer than `cap` code points, it is cut between two pieces and ends with `…#` and the first 16 hex digits of
+ * the SHA-256 of the whole input: an identity that is not cut never holds a raw `…`, and two long identities
+ * that share their start end differently. Letters of different scripts that look alike (Latin `a`, Cyrillic
+ * `а`) are letters and are shown as they are. An identity that is not in Unicode NFC could read like its
+ * composed twin (`e` and U+0301 like `é`): all its non-ASCII characters are escaped. `cap` must leave room for
+ * the suffix (at least 18).
+ */
+export function escapeIdentity(s: string, cap: number): string {
+  if (typeof s !== 'string' || s.length === 0 || cap <= 0) return '';
+  if (s.length <= cap && isPlain(s) && s.indexOf('\\') < 0) return s;
+  // Not in NFC, it may spell a composed identity another way (`e` and U+0301 for `é`, U+2126 for `Ω`).
+  const { pieces, chars, whole } = identityPieces(s, cap, s.normalize('NFC') !== s);
+  if (whole && chars <= cap) return pieces.join('');
+  const digest = createHash('sha256').update(s, 'utf16le').digest('hex').slice(0, IDENTITY_DIGEST_HEX);
+  const suffix = `…#${digest}`;
+  const room = Math.max(0, cap - suffix.length);
+  let out = '';
+  let used = 0;
+  for (const p of pieces) {
+    const n = charLength(p);
+    if (used + n > room) break;
+    out += p;
+    used += n;
+  }
+  // A space just before the cut would not show.
+  if (out.endsWith(' ')) {
+    out = out.slice(0, -1);
+    if (used - 1 + ESCAPED_SPACE.length <= room) out += ESCAPED_SPACE;
+  }
+  return out + suffix;
 }

@@ -23,6 +23,7 @@ import {
 } from '../../lib/apikeys.js';
 import { type AuthDecision, type AuthMiddleware, chainMiddleware } from '../auth/chain.js';
 import { CHALLENGE_OPTIONS, type ChallengeOptions, resolveChallenge } from '../auth/challenge.js';
+import { escapeIdentity } from '../../lib/sanitize.js';
 import { log } from '../internal/log.js';
 import { boolOption, knownKeys, loggerOption, optionsObject } from '../internal/options.js';
 import { stderrLogger } from '../internal/respond.js';
@@ -110,7 +111,8 @@ export function apiKeyAuth(options: ApiKeyAuthOptions): AuthMiddleware {
         kind: 'refuse',
         outcome: 'expired',
         why: 'key_expired',
-        detail: { userId: k.userId, expiresAt: new Date(k.expiresAt).toISOString() },
+        // Escaped as the audit shows principals: no two key owners read alike in the log.
+        detail: { userId: escapeIdentity(k.userId, 256), expiresAt: new Date(k.expiresAt).toISOString() },
       };
     }
     return { kind: 'ok', principal: principals[i]! };

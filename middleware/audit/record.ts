@@ -9,7 +9,7 @@ import { argumentsDigest, canonicalJson } from '../../lib/canonical-json.js';
 import { META } from '../../lib/meta.js';
 import { type RedactTally, type Redactor, RULE_NAMES, newTally } from '../../lib/redact/index.js';
 import type { McpRequest } from '../../lib/request.js';
-import { cleanText } from '../../lib/sanitize.js';
+import { cleanText, escapeIdentity } from '../../lib/sanitize.js';
 import { principalSource } from '../../lib/principal.js';
 import type { RequestLocals } from '../types.js';
 import { CleanMemo } from './clean-memo.js';
@@ -68,7 +68,11 @@ export interface AuditRecord {
   /** The peer address of the socket (not X-Forwarded-For). */
   remote_addr: string;
   user_agent: string;
-  /** `principal.userId` (`''` when anonymous). Sanitized, not masked: it is the accountable identity. */
+  /**
+   * `principal.userId` (`''` when anonymous), escaped, not masked: it is the accountable identity, so no
+   * character is dropped; an invisible, control, bidi or edge-space character reads as `\u{XXXX}` and a
+   * backslash as `\\` (lib/sanitize.ts `escapeIdentity`). Two callers never read the same.
+   */
   principal: string;
   /**
    * Where `principal` is unique: `api-key`, the token's issuer for OIDC, another authenticator's method (`''`
@@ -187,8 +191,10 @@ export type BuildRecord = (
  *   memoized ones (CleanMemo) get exactly what cleanText gives. None of them has a checked charset to lean on:
  *   the parser only requires `method` to be a non-empty string, and `req.method` can be set by any middleware
  *   mounted before this one (method-override and the like).
- * - sanitized and cut, not masked: `principal` (the accountable identity), `principal_source`, `auth_method`,
- *   `protocol_version` (a legacy request's header value may be anything), `detail`.
+ * - escaped, not masked (escapeIdentity: nothing dropped, so two identities never read the same): `principal`
+ *   (the accountable identity), `principal_source`, `auth_method`.
+ * - sanitized and cut, not masked: `protocol_version` (a legacy request's header value may be anything),
+ *   `detail`.
  * - used as they are: values this process makes (`event`, `time`, a random `request_id`, `args_sha256`, `rpc_id`
  *   from a number, the numbers), values from fixed vocabularies set by mcpware's own middlewares (`auth`, `era`,
  *   `reason`, `refused_by`, and `decision`, `outcome`, `target_type` chosen here), `redacted` (filtered to the
@@ -264,9 +270,9 @@ export function createRecordBuilder(config: RecordConfig): BuildRecord {
       remote_addr: req.socket?.remoteAddress ?? '',
       user_agent: userAgents.clean(req.headers['user-agent']),
       principal:
-        typeof principal?.userId === 'string' ? cleanText(principal.userId, AUDIT_CAPS.principal) : '',
-      principal_source: cleanText(principalSource(principal), AUDIT_CAPS.principal_source),
-      auth_method: cleanText(principal?.method ?? auth?.method ?? '', AUDIT_CAPS.auth_method),
+        typeof principal?.userId === 'string' ? escapeIdentity(principal.userId, AUDIT_CAPS.principal) : '',
+      principal_source: escapeIdentity(principalSource(principal), AUDIT_CAPS.principal_source),
+      auth_method: escapeIdentity(principal?.method ?? auth?.method ?? '', AUDIT_CAPS.auth_method),
       auth: auth?.outcome ?? '',
       era: mcp?.era ?? '',
       protocol_version: typeof mcp?.version === 'string' ? cleanText(mcp.version, 32) : '',

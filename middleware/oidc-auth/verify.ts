@@ -11,6 +11,7 @@
 import type { IncomingMessage } from 'node:http';
 import { type JWTPayload, type JWTVerifyGetKey, errors, jwtVerify } from 'jose';
 import { checkAudience, hasAnyRole, identityOf, missingScopes, peekJwt } from '../../lib/oidcclaims.js';
+import { escapeIdentity } from '../../lib/sanitize.js';
 import type { AuthDecision } from '../auth/chain.js';
 import type { Principal } from '../types.js';
 import { clip } from './errors.js';
@@ -19,6 +20,17 @@ import { KeysUnavailable } from './keys.js';
 import { OIDC_METHOD, type VerifyConfig } from './options.js';
 
 type Seen = Record<string, unknown>;
+
+/** Longest subject (code points) a log line shows; a longer one ends with a digest of the whole. */
+const SUB_CAP = 160;
+
+/**
+ * A subject as a log line shows it: escaped as the audit shows principals (lib/sanitize.ts `escapeIdentity`),
+ * so ` victim` and `victim` never read alike; anything but a string is clipped.
+ */
+function shownSub(v: unknown): unknown {
+  return typeof v === 'string' ? escapeIdentity(v, SUB_CAP) : clip(v);
+}
 
 /** The refusal for an error thrown by `jwtVerify`; anything jose did not throw is rethrown (a 500). */
 function refusalOf(err: unknown, seen: Seen): AuthDecision {
@@ -71,7 +83,7 @@ function decideClaims(config: VerifyConfig, payload: JWTPayload, seen: Seen): Au
       kind: 'refuse',
       outcome: 'forbidden',
       why: 'missing_role',
-      detail: { sub: clip(id.userId), roles: clip(id.roles), groups: clip(id.groups), requiredRoles },
+      detail: { sub: shownSub(id.userId), roles: clip(id.roles), groups: clip(id.groups), requiredRoles },
     };
   }
   if (missingScopes(id.scopes, requiredScopes).length > 0) {
@@ -79,7 +91,7 @@ function decideClaims(config: VerifyConfig, payload: JWTPayload, seen: Seen): Au
       kind: 'refuse',
       outcome: 'forbidden',
       why: 'missing_scope',
-      detail: { sub: clip(id.userId), scopes: clip(id.scopes), requiredScopes },
+      detail: { sub: shownSub(id.userId), scopes: clip(id.scopes), requiredScopes },
       scope: requiredScopes,
     };
   }
@@ -106,7 +118,7 @@ export function createVerifier(
     const peek = peekJwt(token);
     if (!peek.ok) return { kind: 'pass', why: 'not_a_jwt' };
     if (peek.payload.iss !== config.issuer) return { kind: 'pass', why: 'other_issuer' };
-    const seen = { alg: clip(peek.header.alg), kid: clip(peek.header.kid), sub: clip(peek.payload.sub) };
+    const seen = { alg: clip(peek.header.alg), kid: clip(peek.header.kid), sub: shownSub(peek.payload.sub) };
     if (!(await discovery.whenReady())) {
       const why = `not_ready:${discovery.phase}`;
       return { kind: 'refuse', outcome: 'unavailable', why, detail: { issuer: config.issuer } };

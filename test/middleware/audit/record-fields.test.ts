@@ -10,7 +10,7 @@ import { Socket } from 'node:net';
 import { AUDIT_CAPS, audit } from '../../../middleware/audit/index';
 import * as redactModule from '../../../lib/redact';
 import { type RedactTally, type Redactor, compileRedactor } from '../../../lib/redact';
-import { cleanText, rawBudget, sanitizeText } from '../../../lib/sanitize';
+import { cleanText, escapeIdentity, rawBudget, sanitizeText } from '../../../lib/sanitize';
 import type { RequestLocals } from '../../../middleware/types';
 
 type Meta = Record<string, unknown>;
@@ -83,9 +83,10 @@ function expectedHostile(tag: string): Meta {
     http_method: masked(`PO\nST-${v}`, AUDIT_CAPS.http_method),
     path: masked(`/mcp/${v}`, AUDIT_CAPS.path),
     user_agent: masked(`ua-${v}`, AUDIT_CAPS.user_agent),
-    principal: cleanText(`u-${v}`, AUDIT_CAPS.principal),
-    principal_source: cleanText(`src-${v}`, AUDIT_CAPS.principal_source),
-    auth_method: cleanText(`am-${v}`, AUDIT_CAPS.auth_method),
+    // Identities are escaped, never cleaned: nothing is dropped (see test/lib/escape-identity.test.ts).
+    principal: escapeIdentity(`u-${v}`, AUDIT_CAPS.principal),
+    principal_source: escapeIdentity(`src-${v}`, AUDIT_CAPS.principal_source),
+    auth_method: escapeIdentity(`am-${v}`, AUDIT_CAPS.auth_method),
     protocol_version: cleanText(`pv-${v}`, 32),
     client: masked(`c-${v}/1-${v}`, AUDIT_CAPS.client),
     method: masked(`m-${v}`, AUDIT_CAPS.method),
