@@ -20,6 +20,7 @@ import { principalKey } from '../../lib/principal.js';
 import { sendInternalError, sendRefusal } from '../internal/respond.js';
 import { type Limiter, StoreUnavailableError, type Ticket, type Verdict } from './limiter.js';
 import type { LimitsConfig } from './options.js';
+import { releaseBeforeAnswer } from './store.js';
 
 const NAME = 'limits';
 
@@ -117,13 +118,13 @@ export function createAdmission(config: LimitsConfig, limiter: Limiter): Admissi
     if (held.global) hooks.onInflight('global', (inflight.global += delta));
   };
 
-  /** Give the ticket back, with `chargeMs` of work. */
-  const releaseAll = (a: Attempt, chargeMs: number): void => {
+  /** Give the ticket back, with `chargeMs` of work; a promise when the answer must wait for the release. */
+  const releaseAll = (a: Attempt, chargeMs: number): Promise<void> | void => {
     const t = a.ticket;
     a.ticket = undefined;
     if (!t) return;
     count(t.held, -1);
-    if (t.held.user || t.held.global || chargeMs > 0) limiter.release(t, chargeMs);
+    if (t.held.user || t.held.global || chargeMs > 0) return limiter.release(t, chargeMs);
   };
 
   const decide = (a: Attempt, verdict: Verdict, next: () => void): void => {
@@ -159,14 +160,14 @@ export function createAdmission(config: LimitsConfig, limiter: Limiter): Admissi
     sendUnavailable(a.req, a.res).catch((err: unknown) => sendInternalError(a.req, a.res, err, NAME, logger));
   };
 
-  /** The response closed: an admitted request gives its slots back and adds its work to the budget. */
-  const settle = (a: Attempt): void => {
+  /** The answer ends, or the response closed: an admitted request gives its slots back and adds its work. */
+  const settle = (a: Attempt): Promise<void> | void => {
     a.closed = true;
-    if (a.admittedAt < 0) return; // before admission, the verdict sees `closed` and gives the slots back
+    if (a.admittedAt < 0 || !a.ticket) return; // before admission, the verdict sees `closed` and gives the slots back
     if (config.costBudgetPerHour === 0) return releaseAll(a, 0);
     const work = workMs(a.req.locals?.chargedMs, performance.now() - a.admittedAt);
     hooks.onCharge(work.ms, work.source);
-    releaseAll(a, work.ms);
+    return releaseAll(a, work.ms);
   };
 
   return {
@@ -181,8 +182,8 @@ export function createAdmission(config: LimitsConfig, limiter: Limiter): Admissi
         closed: false,
         admittedAt: -1,
       };
-      // 'close' is emitted once: a plain listener, without once()'s wrapper.
-      res.on('close', () => settle(a));
+      // Settled when the handler ends the answer, before its last bytes, or when the response closes.
+      releaseBeforeAnswer(res, () => settle(a));
       try {
         const verdict = limiter.admit(a.key, !a.longLived);
         if (!isThenable(verdict)) decide(a, verdict, next);

@@ -64,9 +64,11 @@ export interface Limiter {
   admit(key: string, slots: boolean): MaybePromise<Verdict>;
   /**
    * Give the ticket's slots back where they were taken and add `chargeMs` to the key's budget; never throws. A
-   * release lost in an outage is reported (the slots' leases run out); its charge goes to the insurance.
+   * release lost in an outage is reported (the slots' leases run out); its charge goes to the insurance. When
+   * the ticket took a set's last free slot (`held.lastSlot`), a promise the answer waits for: it resolves once
+   * the store applied the release or it was given up on, and never rejects.
    */
-  release(ticket: Ticket, chargeMs: number): void;
+  release(ticket: Ticket, chargeMs: number): Promise<void> | void;
   /** Report a lost operation of the primary (a renewal). */
   dropped(error: Error): void;
   /** True while the primary is considered unreachable. */
@@ -161,14 +163,15 @@ export function createLimiter(primary: LimitsStore, outage?: OutageOptions): Lim
   const verdictOf = (key: string, token: string, r: AdmitResult, store: LimitsStore): Verdict =>
     r.ok ? { ok: true, ticket: { key, token, held: r.held, store } } : r;
 
-  const release = (t: Ticket, chargeMs: number): void => {
+  const release = (t: Ticket, chargeMs: number): Promise<void> | void => {
     const r = t.store.release(t.key, t.token, t.held, chargeMs);
     if (!isThenable(r) || !outage) return;
     // A lost release is harmless: the slots' leases run out. Its work still counts, in this process's memory.
-    withTimeout(r, outage.timeoutMs).catch((e: unknown) => {
+    const done = withTimeout(r, outage.timeoutMs).catch((e: unknown) => {
       failed(outage, asError(e), 'dropped');
       if (chargeMs > 0) outage.insurance?.release(t.key, '', NO_SLOTS, chargeMs);
     });
+    return t.held.lastSlot ? done : undefined;
   };
 
   // Without an outage policy each call goes to the primary as it is, so a synchronous store answers synchronously.

@@ -25,19 +25,22 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 /**
  * Take a slot of the sorted set `k` (members are tokens scored by their expiry) unless `limit` live slots are
- * taken; false then. Lapsed slots are dropped only when the set looks full: a lapsed slot counts only until then,
- * so a set never grows past `limit` members. The key's expiry stays at or after its latest slot's: when less than
- * a lease is left, it moves to two leases from now, so that an admission usually pays one PTTL for it.
+ * taken: 0 then, 1 for a slot taken, 2 for the last free one (the set is full with it). Lapsed slots are dropped
+ * only when the set looks full: a lapsed slot counts only until then, so a set never grows past `limit` members.
+ * The key's expiry stays at or after its latest slot's: when less than a lease is left, it moves to two leases
+ * from now, so that an admission usually pays one PTTL for it.
  */
 const TAKE = `
 local function take(k, limit, lease, token)
-  if redis.call('ZCARD', k) >= limit then
+  local n = redis.call('ZCARD', k)
+  if n >= limit then
     redis.call('ZREMRANGEBYSCORE', k, '-inf', now)
-    if redis.call('ZCARD', k) >= limit then return false end
+    n = redis.call('ZCARD', k)
+    if n >= limit then return 0 end
   end
   redis.call('ZADD', k, now + lease, token)
   if redis.call('PTTL', k) < lease then redis.call('PEXPIRE', k, lease * 2) end
-  return true
+  return n + 1 >= limit and 2 or 1
 end
 `;
 
@@ -49,8 +52,9 @@ end
  * minute window gives its key the window's expiry; a refusal gives one to a key found without it.
  * KEYS, four per admission: budget, user slots, global slots, minute window (one hash slot in a cluster: there
  * the global check is off and runs apart). ARGV budget limit, rpm limit, rpm window ms, lease ms, then three per
- * admission: user limit, global limit, token. Returns three numbers per admission: {0, user taken, global taken}
- * or {refusal, ms before the window ends, 0}: 1 budget, 2 user, 3 global, 4 rpm.
+ * admission: user limit, global limit, token. Returns three numbers per admission: {0, user slot, global slot},
+ * each 0 (not taken), 1 (taken) or 2 (the last free one taken), or {refusal, ms before the window ends, 0}:
+ * 1 budget, 2 user, 3 global, 4 rpm.
  */
 export const ADMIT = script(`${NOW}${TAKE}
 local budget, rpm = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -60,10 +64,17 @@ local function admit(kb, ku, kg, kr, user, global, token)
     local used = tonumber(redis.call('GET', kb) or '0')
     if used >= budget then return 1, math.max(redis.call('PTTL', kb), 1) end
   end
-  if user > 0 and not take(ku, user, lease, token) then return 2, 0 end
-  if global > 0 and not take(kg, global, lease, token) then
-    if user > 0 then redis.call('ZREM', ku, token) end
-    return 3, 0
+  local u, g = 0, 0
+  if user > 0 then
+    u = take(ku, user, lease, token)
+    if u == 0 then return 2, 0 end
+  end
+  if global > 0 then
+    g = take(kg, global, lease, token)
+    if g == 0 then
+      if user > 0 then redis.call('ZREM', ku, token) end
+      return 3, 0
+    end
   end
   if rpm > 0 then
     local n = redis.call('INCR', kr)
@@ -79,7 +90,7 @@ local function admit(kb, ku, kg, kr, user, global, token)
       return 4, ttl
     end
   end
-  return 0, user > 0 and 1 or 0, global > 0 and 1 or 0
+  return 0, u, g
 end
 local out = {}
 for i = 0, #KEYS / 4 - 1 do
@@ -115,9 +126,12 @@ end
 return 1
 `);
 
-/** A cluster's global check, apart from the user's. KEYS the global slots; ARGV limit, lease ms, token. */
+/**
+ * A cluster's global check, apart from the user's. KEYS the global slots; ARGV limit, lease ms, token. Returns
+ * 0 (refused), 1 (taken) or 2 (the last free slot taken).
+ */
 export const ACQUIRE = script(`${NOW}${TAKE}
-return take(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]) and 1 or 0
+return take(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3])
 `);
 
 /**

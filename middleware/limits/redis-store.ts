@@ -74,7 +74,7 @@ interface Admission {
   readonly token: string;
 }
 
-/** One release of a turn's script call. */
+/** One release: a script call of its own, sent at once (see giveBack). */
 interface Release {
   readonly keys: UserKeys;
   readonly token: string;
@@ -85,6 +85,12 @@ interface Release {
 
 /** Most requests in one script call: Redis runs scripts one at a time, so each stays short. */
 const BATCH_MAX = 64;
+/** Most failed admissions waiting for their slots to be given back; beyond it, their leases run out. */
+const ORPHANS_MAX = 10_000;
+/** How often the give-back of a failed admission is tried again while it fails (Redis unreachable). */
+const ORPHAN_RETRY_MS = 1000;
+/** What an admission that failed may have taken. */
+const ALL_SLOTS: Held = Object.freeze({ user: true, global: true });
 
 const REFUSALS: readonly (LimitReason | undefined)[] = [
   undefined,
@@ -128,9 +134,11 @@ class RedisSlotsStore implements RedisStore {
   private readonly pending = new Set<string>();
   private readonly cancelled = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
-  /** Admissions and releases; those of one turn share a call while one is under way (see turn-batch.ts). */
+  /** Admissions; those of one turn share a call while one is under way (see turn-batch.ts). */
   private readonly admissions: TurnBatch<Admission, readonly number[]>;
-  private readonly releases: TurnBatch<Release, unknown>;
+  /** Admissions that failed (token → user key), until what their script may have taken is given back. */
+  private readonly orphans = new Map<string, string>();
+  private orphanTimer: NodeJS.Timeout | undefined;
 
   constructor(o: RedisStoreOptions) {
     this.client = o.client;
@@ -146,11 +154,6 @@ class RedisSlotsStore implements RedisStore {
       groupOf,
       max: BATCH_MAX,
       send: (b) => this.sendAdmissions(b),
-    });
-    this.releases = createTurnBatch<Release, unknown>({
-      groupOf,
-      max: BATCH_MAX,
-      send: (b) => this.sendReleases(b),
     });
   }
 
@@ -175,6 +178,8 @@ class RedisSlotsStore implements RedisStore {
         verdict = await this.admitGlobal(k, token, verdict.held);
     } catch (e) {
       this.cancelled.delete(token);
+      // The script may still run in Redis (a command timed out) or may have run (its answer was lost).
+      if (slots) this.reconcile(key, token);
       throw e;
     } finally {
       this.pending.delete(token);
@@ -204,14 +209,17 @@ class RedisSlotsStore implements RedisStore {
     await this.giveBack(key, token, held, chargeMs);
   }
 
-  /** The release's calls: a release script (shared, see turn-batch.ts), and in a cluster a ZREM of the global slot. */
+  /**
+   * The release's calls, sent before this returns and never queued behind another call, so that they are ahead
+   * of the answer written next: a release script, and in a cluster a ZREM of the global slot.
+   */
   private async giveBack(key: string, token: string, held: Held, chargeMs: number): Promise<void> {
     const k = this.userKeys(key);
     const apart = this.cluster && held.global;
     const calls: Promise<unknown>[] = [];
     if (held.user || (held.global && !apart) || chargeMs > 0) {
       const global = held.global && !apart;
-      calls.push(this.releases.add({ keys: k, token, user: held.user, global, chargeMs }));
+      calls.push(this.sendRelease({ keys: k, token, user: held.user, global, chargeMs }));
     }
     if (apart) calls.push(this.client.zrem(this.globalKey, token));
     await Promise.all(calls);
@@ -236,17 +244,46 @@ class RedisSlotsStore implements RedisStore {
     return batch.map((_, i) => (r as number[]).slice(i * 3, i * 3 + 3));
   }
 
-  /** One release script for a batch of releases. */
-  private async sendReleases(batch: readonly Release[]): Promise<unknown[]> {
-    const keys: string[] = [];
-    const args: (string | number)[] = [(this.limits.budget?.seconds ?? 0) * 1000];
-    for (const r of batch) {
-      // A cluster's user script names the user's keys only: the global slot key is in another hash slot.
-      keys.push(r.keys.budget, r.keys.slots, this.cluster ? r.keys.slots : this.globalKey);
-      args.push(r.token, r.user ? 1 : 0, r.global ? 1 : 0, r.chargeMs);
-    }
+  /** One release script. */
+  private async sendRelease(r: Release): Promise<void> {
+    // A cluster's user script names the user's keys only: the global slot key is in another hash slot.
+    const keys = [r.keys.budget, r.keys.slots, this.cluster ? r.keys.slots : this.globalKey];
+    const args = [
+      (this.limits.budget?.seconds ?? 0) * 1000,
+      r.token,
+      r.user ? 1 : 0,
+      r.global ? 1 : 0,
+      r.chargeMs,
+    ];
     await runScript(this.client, RELEASE, keys, args);
-    return batch.map(() => undefined);
+  }
+
+  /**
+   * An admission failed (a timeout, a lost connection): its script may run in Redis after all, or may have run,
+   * and nobody holds what it took. Give back, by its token, whatever it may have taken: at once on the same
+   * connection (Redis runs it after the admission), and again until a give-back is answered.
+   */
+  private reconcile(key: string, token: string): void {
+    if (this.orphans.size >= ORPHANS_MAX) return;
+    this.orphans.set(token, key);
+    this.giveBackOrphan(token, key);
+  }
+
+  private giveBackOrphan(token: string, key: string): void {
+    if (this.client.status !== 'ready') return this.retryOrphans();
+    this.giveBack(key, token, ALL_SLOTS, 0).then(
+      () => this.orphans.delete(token),
+      () => this.retryOrphans(),
+    );
+  }
+
+  private retryOrphans(): void {
+    if (this.orphanTimer) return;
+    this.orphanTimer = setTimeout(() => {
+      this.orphanTimer = undefined;
+      for (const [token, key] of this.orphans) this.giveBackOrphan(token, key);
+    }, ORPHAN_RETRY_MS);
+    this.orphanTimer.unref();
   }
 
   /**
@@ -262,14 +299,17 @@ class RedisSlotsStore implements RedisStore {
         [k.slots, k.rpm],
         [token, held.user ? 1 : 0, this.limits.rpm ? 1 : 0],
       );
-    let granted: boolean;
+    let taken: number;
     try {
-      granted = Number(await runScript(this.client, ACQUIRE, [this.globalKey], args)) === 1;
+      taken = Number(await runScript(this.client, ACQUIRE, [this.globalKey], args));
     } catch (e) {
       giveBack().catch(() => {});
       throw e;
     }
-    if (granted) return { ok: true, held: { user: held.user, global: true } };
+    if (taken >= 1) {
+      const both: Held = { user: held.user, global: true };
+      return { ok: true, held: held.lastSlot || taken === 2 ? { ...both, lastSlot: true } : both };
+    }
     await giveBack();
     return { ok: false, reason: 'global_concurrent', waitMs: 0 };
   }
@@ -278,8 +318,11 @@ class RedisSlotsStore implements RedisStore {
     if (!Array.isArray(r)) throw new Error('limits: unexpected answer of the admission script');
     const code = Number(r[0]);
     if (code === 0) {
-      const held = { user: Number(r[1]) === 1, global: Number(r[2]) === 1 };
-      return { ok: true, held: held.user || held.global ? held : NO_SLOTS };
+      const user = Number(r[1]);
+      const global = Number(r[2]);
+      if (user === 0 && global === 0) return { ok: true, held: NO_SLOTS };
+      const held: Held = { user: user >= 1, global: global >= 1 };
+      return { ok: true, held: user === 2 || global === 2 ? { ...held, lastSlot: true } : held };
     }
     const reason = REFUSALS[code];
     if (!reason) throw new Error('limits: unexpected answer of the admission script');

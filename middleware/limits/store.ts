@@ -3,6 +3,7 @@
  * that follows a request, answered by the memory store synchronously and by the Redis store with promises.
  * @see docs/middleware/limits.md
  */
+import type { ServerResponse } from 'node:http';
 import type { LimitReason } from '../../lib/limits.js';
 import type { MaybePromise } from '../internal/maybe-promise.js';
 
@@ -25,6 +26,12 @@ export interface StoreLimits {
 export interface Held {
   readonly user: boolean;
   readonly global: boolean;
+  /**
+   * A slot taken was the last free one of its set (the user's or the global one): until its release lands, the
+   * next request of the same client would be refused by it, so the answer waits for the release (see
+   * {@link releaseBeforeAnswer}). Set by the Redis store only: the memory store releases synchronously.
+   */
+  readonly lastSlot?: boolean;
 }
 
 /** The verdict of an admission: admitted with the slots it took, or the first check that refused. */
@@ -45,8 +52,34 @@ export interface LimitsStore {
    * concurrency slot is taken (a long-lived stream).
    */
   admit(key: string, token: string, slots: boolean): MaybePromise<AdmitResult>;
-  /** Give back the `held` slots of `token` and add `chargeMs` of work to the key's budget window. */
+  /**
+   * Give back the `held` slots of `token` and add `chargeMs` of work to the key's budget window. A promise
+   * resolves once the store has applied the release; the call itself is sent before `release` returns (never
+   * queued behind another call), so that it is ahead of the answer the caller writes next.
+   */
   release(key: string, token: string, held: Held, chargeMs: number): MaybePromise<void>;
 }
 
 export const NO_SLOTS: Held = Object.freeze({ user: false, global: false });
+
+/**
+ * Runs `settle` (the release of an admitted request; it does nothing before admission or a second time) when
+ * the response ends, before the answer's last bytes are written, and when it closes (the client went away):
+ * the release is sent to the store ahead of the answer. When `settle` returns a promise (the request took a
+ * set's last free slot), the end waits for it, so that the slot is free in the store before the client can read
+ * the answer and send its next request. `settle` never rejects.
+ */
+export function releaseBeforeAnswer(res: ServerResponse, settle: () => PromiseLike<void> | void): void {
+  // 'close' is emitted once: a plain listener, without once()'s wrapper.
+  res.on('close', () => void settle());
+  const end = res.end as (this: ServerResponse, ...args: unknown[]) => ServerResponse;
+  const wrapped = function (this: ServerResponse, ...args: unknown[]): ServerResponse {
+    res.end = end as ServerResponse['end'];
+    const wait = settle();
+    if (!wait) return end.apply(this, args);
+    const go = (): void => void end.apply(this, args);
+    wait.then(go, go);
+    return this;
+  };
+  res.end = wrapped as ServerResponse['end'];
+}

@@ -39,7 +39,7 @@ export function runStoreSuite({ newStore }: StoreSuiteOptions): void {
     it('counts per key, and the global limit over every key; a global refusal gives the user slot back', async () => {
       const store = await newStore({ userSlots: 1, globalSlots: 2 });
       const a = await admit(store, 'u:a');
-      expect(a.r).toEqual({ ok: true, held: { user: true, global: true } });
+      expect(a.r).toMatchObject({ ok: true, held: { user: true, global: true } });
       expect(reasons([await admit(store, 'u:a')])).toEqual(['user_concurrent']);
       const b = await admit(store, 'u:b');
       expect(b.r.ok).toBe(true);
@@ -110,7 +110,7 @@ export function runStoreSuite({ newStore }: StoreSuiteOptions): void {
       expect(reasons([await admit(store, 'u:o')])).toEqual(['rpm']);
       // The rpm refusal gave its slots back: the one global slot is free.
       const c = await admit(store, 'u:p');
-      expect(c.r).toEqual({ ok: true, held: { user: true, global: true } });
+      expect(c.r).toMatchObject({ ok: true, held: { user: true, global: true } });
       await c.release();
     });
 
@@ -121,7 +121,7 @@ export function runStoreSuite({ newStore }: StoreSuiteOptions): void {
       expect(reasons(refused)).toEqual(['global_concurrent', 'global_concurrent', 'global_concurrent']);
       await a.release();
       const b = await admit(store, 'u:g2'); // the first request of u:g2's window, and its user slot is free
-      expect(b.r).toEqual({ ok: true, held: { user: true, global: true } });
+      expect(b.r).toMatchObject({ ok: true, held: { user: true, global: true } });
       await b.release();
       expect(reasons([await admit(store, 'u:g2')])).toEqual(['rpm']);
     });
