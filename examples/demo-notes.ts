@@ -55,6 +55,8 @@ export interface DemoNotes {
   feed: ChangeFeed;
   source: ResourceSource;
   tool: Tool;
+  /** Whether the shared feed is subscribed and able to publish; undefined without Redis. */
+  connected(): boolean | undefined;
   close(): Promise<void>;
 }
 
@@ -64,9 +66,10 @@ export interface DemoNotes {
  */
 export function demoNotes(redis: Redis | Cluster | undefined, logger: Logger): DemoNotes {
   const store = redis ? redisNotes(redis) : memoryNotes();
-  const feed = redis
+  const shared = redis
     ? redisChangeFeed({ redis: redis as RedisPubSubClient, channel: NOTES_CHANNEL, logger })
-    : new ChangeFeed();
+    : undefined;
+  const feed = shared ?? new ChangeFeed();
   const entry = { uri: NOTES_URI, name: 'today', title: "Today's notes", mimeType: 'text/plain' };
   const source: ResourceSource = {
     list: () => [entry],
@@ -102,8 +105,9 @@ export function demoNotes(redis: Redis | Cluster | undefined, logger: Logger): D
     feed,
     source,
     tool,
+    connected: () => shared?.stats().connected,
     close: async () => {
-      if ('close' in feed && typeof feed.close === 'function') await feed.close();
+      await shared?.close();
     },
   };
 }

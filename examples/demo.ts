@@ -30,6 +30,7 @@ import {
   type OidcAuthOptions,
 } from '../index.js';
 import { demoNotes } from './demo-notes.js';
+import { storeHealth } from './demo-health.js';
 import { elicitationRequest } from '../lib/index.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -458,13 +459,23 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
       ...(requestStateKey ? { requestStateKey } : {}),
     },
     origin: { allowedOrigins: origins, allowedHosts: hosts },
-    limits: limitsOptionsFromEnv(env, redis ? { redis } : {}),
+    limits: limitsOptionsFromEnv(
+      env,
+      redis ? { redis, hooks: { onStoreError: () => health.onStoreError() } } : {},
+    ),
     redact: { mode: (env.MCP_REDACT || 'mask') as 'off' | 'warn' | 'mask' },
     audit: { logger: auditLogger },
     registry,
     logger,
   });
   closers.push(() => endpoint.close());
+  const health = storeHealth({
+    redis,
+    feedConnected: notes.connected,
+    report: (store, up) => endpoint.parts.metrics?.storeUp(store, up),
+  });
+  closers.push(() => health.close());
+  await health.check();
 
   const app = express();
   app.disable('x-powered-by');
@@ -473,8 +484,9 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
     res.setHeader('Content-Type', 'application/json');
     res.end('{"status":"ok"}');
   });
-  // Readiness for a load balancer: 503 once the server drains (SIGTERM), while /healthz stays 200.
-  app.get('/readyz', endpoint.readiness);
+  // Readiness for a load balancer: 503 while a shared store fails (degraded) and once the server drains
+  // (SIGTERM), while /healthz stays 200.
+  app.get('/readyz', health.readiness(endpoint.readiness));
   app.get('/metrics', endpoint.metricsHandler!);
   app.use(endpoint.resourceMetadata as Middleware);
   app.use('/mcp', endpoint);

@@ -50,6 +50,8 @@ export const LABEL_VALUES = Object.freeze({
   inflightScope: Object.freeze(['user', 'global'] as const),
   chargeSource: Object.freeze(['charged', 'wall_clock', 'unlabelled'] as const),
   storeOutcome: Object.freeze(['insurance', 'refused', 'dropped'] as const),
+  /** The shared stores an application reports on: the limits' Redis store, a Redis change feed. */
+  store: Object.freeze(['limits', 'changes'] as const),
 });
 
 /** Methods that get their own `method` label on the duration histogram; anything else is `other`. */
@@ -146,6 +148,12 @@ export const DEFINITIONS = {
     name: 'ratelimit_store_errors_total',
     help: 'Limit store failures by what happened to the request (insurance, refused, dropped)',
     labelNames: ['outcome'],
+  },
+  storeUp: {
+    kind: 'gauge',
+    name: 'store_up',
+    help: 'Whether a shared store answers (1) or its fallback is in use (0), by store (limits, changes)',
+    labelNames: ['store'],
   },
   redactions: {
     kind: 'counter',

@@ -27,6 +27,12 @@ export type MetricsMiddleware = Middleware & {
   readonly registry: Registry;
   /** Hooks for `limits({ hooks })`: denials by reason, in-flight gauges, charges, store errors. */
   limiterHooks(): LimiterHooks;
+  /**
+   * Report whether a shared store answers: `mcp_store_up{store}` is 1, or 0 while its fallback is in use (the
+   * limits on per-process memory, a change feed's announcements reaching this process only). A store never
+   * reported has no series. Other store names are ignored.
+   */
+  storeUp(store: 'limits' | 'changes', up: boolean): void;
 };
 
 export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
@@ -69,5 +75,6 @@ export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
   };
   Object.defineProperty(middleware, 'registry', { value: registry, enumerable: true });
   Object.defineProperty(middleware, 'limiterHooks', { value: () => recorder.hooks, enumerable: true });
+  Object.defineProperty(middleware, 'storeUp', { value: recorder.storeUp, enumerable: true });
   return middleware as MetricsMiddleware;
 }

@@ -30,6 +30,8 @@ export interface Recorder {
   /** Records a request that finished (`finished`) or whose client went away first. */
   record(req: IncomingMessage, res: ServerResponse, start: number, finished: boolean): void;
   readonly hooks: LimiterHooks;
+  /** Sets `store_up{store}`: 1 when the store answers, 0 while its fallback is in use. */
+  storeUp(store: string, up: boolean): void;
 }
 
 type ToolOutcome = (typeof LABEL_VALUES.toolOutcome)[number];
@@ -45,6 +47,7 @@ const sets = Object.freeze({
   inflightScope: set(LABEL_VALUES.inflightScope),
   chargeSource: set(LABEL_VALUES.chargeSource),
   storeOutcome: set(LABEL_VALUES.storeOutcome),
+  store: set(LABEL_VALUES.store),
 });
 
 export function createRecorder(
@@ -61,6 +64,7 @@ export function createRecorder(
   const denied = one(tallies.denied);
   const inflight = one(tallies.inflight);
   const storeErrors = one(tallies.storeErrors);
+  const storeUp = one(tallies.storeUp);
   const redactions = one(tallies.redactions);
   // The histograms' labelled children, made once per label set (prom-client observes them directly).
   const chargeBy = new LabelLookup(DEFINITIONS.charge.labelNames, (labels) => metrics.charge.labels(labels));
@@ -155,5 +159,11 @@ export function createRecorder(
       if (sets.storeOutcome.has(outcome)) storeErrors(outcome).inc();
     },
   };
-  return { record, hooks };
+  return {
+    record,
+    hooks,
+    storeUp(store, up) {
+      if (sets.store.has(store) && typeof up === 'boolean') storeUp(store).set(up ? 1 : 0);
+    },
+  };
 }
