@@ -2,8 +2,8 @@
  * The pure parts of the limits middleware: the reasons a request is refused, the `Retry-After` arithmetic, how
  * work is priced, limit-value validation, and reading the limits from environment variables.
  *
- * Pure: no I/O, no timers, no clocks (callers pass `now` and durations in). {@link FixedWindows} keeps state, but
- * only what its callers put in it.
+ * Pure: no I/O, no timers, no clocks (callers pass `now` and durations in). {@link FixedWindows} and
+ * {@link StandingRefusals} keep state, but only what their callers put in it.
  * @see docs/middleware/limits.md
  */
 
@@ -145,6 +145,57 @@ export class FixedWindows {
       }
       this.windows.delete(key);
     }
+  }
+}
+
+/** A refusal that lasts until a window ends: the limit, and when (ms, on the caller's clock) it ends. */
+export interface StandingRefusal {
+  readonly reason: LimitReason;
+  readonly until: number;
+}
+
+/**
+ * The limits that refuse a key until their window ends, whatever the key sends meanwhile: the minute and the
+ * budget only grow within a window. A concurrency refusal can end at any moment, so it is not one of them.
+ */
+export function refusesUntilWindowEnds(reason: LimitReason): boolean {
+  return reason === 'rpm' || reason === 'cost_budget';
+}
+
+/**
+ * Keys known to be refused until a time, at most `maxKeys` of them: what lets a limiter refuse a caller before
+ * reading its request. The map keeps its keys in the order they were set (a key set again moves to the end).
+ * Each {@link set} drops the ended entries at the front, up to the first live one, and at the bound the oldest
+ * entry goes, so the map never holds more than `maxKeys`; a {@link get} drops the ended entry it finds.
+ *
+ * Synchronous, and the caller passes the time (`now`, in ms, from a clock that does not go back).
+ */
+export class StandingRefusals {
+  private readonly entries = new Map<string, StandingRefusal>();
+
+  constructor(readonly maxKeys: number) {}
+
+  /** The key's refusal while it lasts, else undefined. */
+  get(key: string, now: number): StandingRefusal | undefined {
+    const r = this.entries.get(key);
+    if (r === undefined || r.until > now) return r;
+    this.entries.delete(key);
+    return undefined;
+  }
+
+  /** Remember that `key` is refused for `reason` until `until`. */
+  set(key: string, reason: LimitReason, until: number, now: number): void {
+    this.entries.delete(key);
+    for (const [k, r] of this.entries) {
+      if (r.until > now && this.entries.size < this.maxKeys) break;
+      this.entries.delete(k);
+    }
+    this.entries.set(key, { reason, until });
+  }
+
+  /** Keys held, ended ones not yet dropped included. */
+  get size(): number {
+    return this.entries.size;
   }
 }
 

@@ -1,9 +1,10 @@
 /**
  * `mcpEndpoint(options)`: the recommended stack from one options object, as one middleware. It mounts, in this
- * order: audit, metrics, guardOrigin, methodGuard, authentication, rejectBatch, parse, limits,
- * classifyRevision, checkHeaders, redact, dispatch, so that no order mistake is left to make: redaction
+ * order: audit, metrics, guardOrigin, methodGuard, authentication, the limiter's gate, rejectBatch, parse,
+ * limits, classifyRevision, checkHeaders, redact, dispatch, so that no order mistake is left to make: redaction
  * applies to what the dispatcher sends, the limiter keys on an authenticated principal (an unauthenticated
- * caller gets 401, never 429), and the body is read by parse(), under its limit, after authentication.
+ * caller gets 401, never 429), a caller over its minute is refused before its body is read, and the body is
+ * read by parse(), under its limit, after authentication.
  *
  * It works wherever `compose()` does: `app.use('/mcp', endpoint)` in Express 4 or 5 and Connect, or
  * `http.createServer(endpoint)` on bare node:http (405 for other methods, 404 for what falls through). Each
@@ -53,6 +54,7 @@ export interface McpEndpointParts {
   readonly auth?: AuthenticateMiddleware;
   readonly rejectBatch: Middleware;
   readonly parse: Middleware;
+  /** Runs twice: its `gate` right after `auth`, itself after `parse`. */
   readonly limits?: LimitsMiddleware;
   readonly classifyRevision: Middleware;
   readonly checkHeaders: Middleware;
@@ -217,6 +219,7 @@ export function mcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     parts.guardOrigin,
     parts.methodGuard,
     parts.auth,
+    parts.limits?.gate,
     parts.rejectBatch,
     parts.parse,
     parts.limits,

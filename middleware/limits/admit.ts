@@ -1,7 +1,8 @@
 /**
  * Admission: the four checks of a POST, asked of the limiter in one operation that the memory store answers
- * synchronously and the Redis store in one script call; the refusals; and what happens when an admitted
- * request's response closes.
+ * synchronously and the Redis store in one script call; the refusals; what happens when an admitted request's
+ * response closes; and the gate, which refuses a caller known to be over its minute or budget before its body
+ * is read.
  * @see docs/middleware/limits.md
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -11,12 +12,15 @@ import {
   LIMIT_MESSAGES,
   type LimitReason,
   type LimitRefusalData,
+  StandingRefusals,
+  refusesUntilWindowEnds,
   retryAfterSeconds,
   workMs,
 } from '../../lib/limits.js';
 import { isThenable } from '../internal/maybe-promise.js';
 import { parseRequest } from '../internal/parse-step.js';
 import { principalKey } from '../../lib/principal.js';
+import type { McpRequest } from '../../lib/request.js';
 import { sendInternalError, sendRefusal } from '../internal/respond.js';
 import { type Limiter, StoreUnavailableError, type Ticket, type Verdict } from './limiter.js';
 import type { LimitsConfig } from './options.js';
@@ -28,6 +32,8 @@ const NAME = 'limits';
 const ID_PEEK_BYTES = 64 * 1024;
 /** How long a refusal waits for the body to find the id before it is sent without one. */
 const ID_PEEK_MS = 1000;
+/** The most callers the gate remembers as refused until their window ends (the oldest is forgotten first). */
+export const MAX_STANDING_REFUSALS = 10_000;
 
 /** One POST on its way through the checks. */
 interface Attempt {
@@ -37,6 +43,8 @@ interface Attempt {
   readonly key: string;
   /** A subscriptions/listen stream: it takes no concurrency slot. */
   readonly longLived: boolean;
+  /** Counted among the key's requests in flight, for the gate. */
+  tracked: boolean;
   /** The admission's ticket until it is given back, so that it is released once. */
   ticket: Ticket | undefined;
   /** The response closed (finished, or the client went away). */
@@ -46,8 +54,16 @@ interface Attempt {
 }
 
 export interface Admission {
-  /** Admit `req` (a POST) and call `next`, or refuse it; never throws. */
+  /**
+   * Admit `req` (a POST) and call `next`, or refuse it; never throws. A parsed JSON-RPC response or
+   * notification is no request: it goes on at once, and takes nothing.
+   */
   admit(req: IncomingMessage, res: ServerResponse, next: () => void): void;
+  /**
+   * Refuse a POST of a caller refused until its window ends, before its body is read; else call `next`. A caller
+   * with a request in flight here goes on: its answers to input requests and its cancellations must get through.
+   */
+  gate(req: IncomingMessage, res: ServerResponse, next: () => void): void;
   /** Requests of this process holding a slot, per scope. */
   readonly inflight: Readonly<Record<InflightScope, number>>;
 }
@@ -57,10 +73,7 @@ export interface Admission {
  * few subscriptions lock their owner out. It still counts against rpm; the dispatcher caps open streams itself.
  * Seen only when the request was parsed before this middleware (the recommended order).
  */
-function isLongLived(req: IncomingMessage): boolean {
-  const mcp = req.locals?.mcp;
-  return mcp?.kind === 'request' && mcp.method === 'subscriptions/listen';
-}
+const isLongLived = (mcp: McpRequest | undefined): boolean => mcp?.method === 'subscriptions/listen';
 
 /** The id of the request, read from at most 64 KiB of body and within a second; undefined when not readable. */
 async function peekId(req: IncomingMessage): Promise<unknown> {
@@ -93,6 +106,17 @@ async function sendLimited(req: IncomingMessage, res: ServerResponse, reason: Li
   });
 }
 
+/** The gate's 429: sent without reading the body, so without an id. */
+function sendStanding(req: IncomingMessage, res: ServerResponse, reason: LimitReason, waitMs: number) {
+  const secs = retryAfterSeconds(waitMs);
+  const data: LimitRefusalData = { limit: reason, retryAfterSeconds: secs };
+  sendRefusal(req, res, refusal('rate_limited', { message: LIMIT_MESSAGES[reason], data }), NAME, {
+    id: undefined,
+    headers: { 'Retry-After': String(secs) },
+    detail: reason,
+  });
+}
+
 /** 503: the store cannot answer and the policy is fail-closed. */
 async function sendUnavailable(req: IncomingMessage, res: ServerResponse) {
   const id = await peekId(req);
@@ -103,15 +127,43 @@ async function sendUnavailable(req: IncomingMessage, res: ServerResponse) {
   sendRefusal(req, res, r, NAME, { id, headers: { 'Retry-After': '1' }, detail: 'store_unavailable' });
 }
 
+/** A count per key; a key is deleted when its count returns to 0, so the map holds only keys with a count. */
+class KeyCounts {
+  private readonly counts = new Map<string, number>();
+
+  up(key: string): void {
+    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+  }
+
+  down(key: string): void {
+    const n = this.counts.get(key) ?? 0;
+    if (n > 1) this.counts.set(key, n - 1);
+    else this.counts.delete(key);
+  }
+
+  has(key: string): boolean {
+    return this.counts.has(key);
+  }
+}
+
 /**
  * The admission of one middleware. The limiter runs the checks in order and stops at the first refusal, so that
  * a refusal by an earlier one takes nothing from a later one. An admitted request gives its slots back when its
  * response closes, and its work is added to the budget then, in the same call; a client gone before the verdict
  * gives them back at once.
+ *
+ * Once the gate has run, a refusal that lasts until its window ends is remembered (see
+ * {@link refusesUntilWindowEnds}), and each key's admitted requests in flight are counted, so that the gate
+ * refuses the key's next POSTs without a store call and lets through those of a key with a request under way.
+ * Without the gate, neither is kept.
  */
 export function createAdmission(config: LimitsConfig, limiter: Limiter): Admission {
   const { hooks, logger } = config;
   const inflight: Record<InflightScope, number> = { user: 0, global: 0 };
+  const standing = new StandingRefusals(MAX_STANDING_REFUSALS);
+  /** Admitted requests in flight per key, counted while the gate runs. */
+  const active = new KeyCounts();
+  let gated = false;
 
   const count = (held: Ticket['held'], delta: number): void => {
     if (held.user) hooks.onInflight('user', (inflight.user += delta));
@@ -139,11 +191,19 @@ export function createAdmission(config: LimitsConfig, limiter: Limiter): Admissi
       return;
     }
     a.admittedAt = performance.now();
+    if (gated && !a.longLived) {
+      a.tracked = true;
+      active.up(a.key);
+    }
     next();
   };
 
   const refuse = (a: Attempt, reason: LimitReason, waitMs: number): void => {
     hooks.onDenied(reason);
+    if (gated && waitMs > 0 && refusesUntilWindowEnds(reason)) {
+      const now = performance.now();
+      standing.set(a.key, reason, now + waitMs, now);
+    }
     // Not awaited: the refusal may read the body for the id.
     sendLimited(a.req, a.res, reason, waitMs).catch((e: unknown) =>
       sendInternalError(a.req, a.res, e, NAME, logger),
@@ -163,6 +223,10 @@ export function createAdmission(config: LimitsConfig, limiter: Limiter): Admissi
   /** The answer ends, or the response closed: an admitted request gives its slots back and adds its work. */
   const settle = (a: Attempt): Promise<void> | void => {
     a.closed = true;
+    if (a.tracked) {
+      a.tracked = false;
+      active.down(a.key);
+    }
     if (a.admittedAt < 0 || !a.ticket) return; // before admission, the verdict sees `closed` and gives the slots back
     if (config.costBudgetPerHour === 0) return releaseAll(a, 0);
     const work = workMs(a.req.locals?.chargedMs, performance.now() - a.admittedAt);
@@ -172,18 +236,27 @@ export function createAdmission(config: LimitsConfig, limiter: Limiter): Admissi
 
   return {
     admit(req, res, next) {
+      const mcp = req.locals?.mcp;
+      // A response to the server's own request, or a notification: the client answers or informs, it asks for no
+      // work. Holding a slot or a request of the minute for it could stall the call waiting on that answer.
+      if (mcp !== undefined && mcp.kind !== 'request') return next();
       if (res.closed || res.destroyed) return; // the client is gone already: nothing to answer, nothing to hold
       const a: Attempt = {
         req,
         res,
         key: principalKey(req.locals?.principal),
-        longLived: isLongLived(req),
+        longLived: isLongLived(mcp),
+        tracked: false,
         ticket: undefined,
         closed: false,
         admittedAt: -1,
       };
-      // Settled when the handler ends the answer, before its last bytes, or when the response closes.
-      releaseBeforeAnswer(res, () => settle(a));
+      // Settled when the response closes, or before the answer's last bytes when it holds a set's last slot.
+      releaseBeforeAnswer(
+        res,
+        () => settle(a),
+        () => a.ticket?.held,
+      );
       try {
         const verdict = limiter.admit(a.key, !a.longLived);
         if (!isThenable(verdict)) decide(a, verdict, next);
@@ -191,6 +264,16 @@ export function createAdmission(config: LimitsConfig, limiter: Limiter): Admissi
       } catch (e) {
         fail(a, e);
       }
+    },
+    gate(req, res, next) {
+      gated = true;
+      if (standing.size === 0 || req.method !== 'POST') return next();
+      const key = principalKey(req.locals?.principal);
+      const now = performance.now();
+      const r = standing.get(key, now);
+      if (r === undefined || active.has(key)) return next();
+      hooks.onDenied(r.reason);
+      sendStanding(req, res, r.reason, r.until - now);
     },
     inflight,
   };

@@ -34,6 +34,12 @@ export interface LimitsStats {
 export type LimitsMiddleware = Middleware & {
   /** Current counts. */
   stats(): LimitsStats;
+  /**
+   * The limiter's first part, mounted right after authentication and before `rejectBatch()` and `parse()`: a POST
+   * of a caller this limiter has refused for its minute or its budget is refused again (429), before its body is
+   * read, until that window ends, unless the caller has a request in flight here.
+   */
+  readonly gate: Middleware;
 };
 
 /**
@@ -71,7 +77,7 @@ export function limits(options: Readonly<LimitsOptions> = {}): LimitsMiddleware 
       redisSlots: 0,
       storeDown: false,
     });
-    return Object.assign(limitsOffMiddleware, { stats });
+    return Object.assign(limitsOffMiddleware, { stats, gate: limitsOffMiddleware });
   }
   const { limiter, memory, redis } = createStores(config);
   const admission = createAdmission(config, limiter);
@@ -91,7 +97,7 @@ export function limits(options: Readonly<LimitsOptions> = {}): LimitsMiddleware 
     redisSlots: redis?.slotCount ?? 0,
     storeDown: limiter.storeDown,
   });
-  return Object.assign(limitsMiddleware, { stats });
+  return Object.assign(limitsMiddleware, { stats, gate: admission.gate });
 }
 
 /** {@link limits} configured from the environment (see {@link limitsOptionsFromEnv}). */
