@@ -252,11 +252,7 @@ export function createAdmission(config: LimitsConfig, limiter: Limiter): Admissi
         admittedAt: -1,
       };
       // Settled when the response closes, or before the answer's last bytes when it holds a set's last slot.
-      releaseBeforeAnswer(
-        res,
-        () => settle(a),
-        () => a.ticket?.held,
-      );
+      releaseBeforeAnswer(res, a, settle);
       try {
         const verdict = limiter.admit(a.key, !a.longLived);
         if (!isThenable(verdict)) decide(a, verdict, next);

@@ -210,8 +210,8 @@ class RedisSlotsStore implements RedisStore {
   }
 
   /**
-   * The release's calls, sent before this returns and never queued behind another call, so that they are ahead
-   * of the answer written next: a release script, and in a cluster a ZREM of the global slot.
+   * The release's calls, sent before this returns and never queued behind another call, so that a slot is
+   * free in Redis as soon as it can be: a release script, and in a cluster a ZREM of the global slot.
    */
   private async giveBack(key: string, token: string, held: Held, chargeMs: number): Promise<void> {
     const k = this.userKeys(key);

@@ -55,7 +55,7 @@ export interface LimitsStore {
   /**
    * Give back the `held` slots of `token` and add `chargeMs` of work to the key's budget window. A promise
    * resolves once the store has applied the release; the call itself is sent before `release` returns (never
-   * queued behind another call), so that it is ahead of the answer the caller writes next.
+   * queued behind another call).
    */
   release(key: string, token: string, held: Held, chargeMs: number): MaybePromise<void>;
 }
@@ -63,19 +63,23 @@ export interface LimitsStore {
 export const NO_SLOTS: Held = Object.freeze({ user: false, global: false });
 
 /**
- * Runs `settle` (the release of an admitted request; it does nothing before admission or a second time) when
- * the response ends, before the answer's last bytes are written, and when it closes (the client went away):
- * the release is sent to the store ahead of the answer. When `settle` returns a promise (the request took a
- * set's last free slot), the end waits for it, so that the slot is free in the store before the client can read
- * the answer and send its next request. `settle` never rejects.
+ * Runs `settle(request)` (the release of an admitted request; it does nothing before admission or a second
+ * time) when the response closes: once the answer's last bytes are written, or when the client went away. A
+ * request whose ticket, when the handler ends the answer, holds a set's last free slot ({@link Held.lastSlot}) is
+ * settled then instead, and the answer's last bytes wait for the promise `settle` returns: its slot is free in
+ * the store before the client can read the answer and send its next request. `settle` never rejects.
  */
-export function releaseBeforeAnswer(res: ServerResponse, settle: () => PromiseLike<void> | void): void {
+export function releaseBeforeAnswer<R extends { readonly ticket?: { readonly held: Held } | undefined }>(
+  res: ServerResponse,
+  request: R,
+  settle: (request: R) => PromiseLike<void> | void,
+): void {
   // 'close' is emitted once: a plain listener, without once()'s wrapper.
-  res.on('close', () => void settle());
+  res.on('close', () => void settle(request));
   const end = res.end as (this: ServerResponse, ...args: unknown[]) => ServerResponse;
   const wrapped = function (this: ServerResponse, ...args: unknown[]): ServerResponse {
     res.end = end as ServerResponse['end'];
-    const wait = settle();
+    const wait = request.ticket?.held.lastSlot === true ? settle(request) : undefined;
     if (!wait) return end.apply(this, args);
     const go = (): void => void end.apply(this, args);
     wait.then(go, go);
