@@ -6,6 +6,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Registry } from 'prom-client';
 import { hashKey } from '../../../middleware/api-key-auth/index';
 import { apiKeyAuth } from '../../../middleware/api-key-auth/index';
 import { checkHeaders } from '../../../middleware/check-headers/index';
@@ -205,6 +206,39 @@ describe('the limits gate: a caller over its minute is refused before its body i
       ),
     );
     await minuteUsedThenGated(s);
+  });
+
+  test("the gate's refusals reach the metrics' hooks and the application's own (mcpEndpoint's limitsOptions)", async () => {
+    const denied: string[] = [];
+    const registry = new Registry();
+    const e = mcpEndpoint({
+      auth: { apiKeys: keys },
+      handlers: { tools: tools() },
+      dispatch: { serverInfo },
+      limits: { perUserRpm: 1, hooks: { onDenied: (r) => void denied.push(r) } },
+      registry,
+      logger: quiet,
+    });
+    s = await serve(e);
+    expect((await send(s.url, ALICE, LIST).done).status).toBe(200);
+    expect((await send(s.url, ALICE, LIST).done).status).toBe(429); // the limiter, after parse()
+    expectStanding(await send(s.url, ALICE, BATCH).done, 'rpm', 60); // the gate
+    expect(denied).toEqual(['rpm', 'rpm']);
+    expect(await registry.metrics()).toMatch(/^mcp_ratelimit_denied_total\{reason="rpm"\} 2$/m);
+  });
+
+  test('limits: false mounts no gate either', async () => {
+    const e = mcpEndpoint({
+      auth: { apiKeys: keys },
+      handlers: { tools: tools() },
+      dispatch: { serverInfo },
+      limits: false,
+      logger: quiet,
+    });
+    expect(e.parts.limits).toBeUndefined();
+    s = await serve(e);
+    for (let i = 0; i < 3; i++) expect((await send(s.url, ALICE, LIST).done).status).toBe(200);
+    expect((await send(s.url, ALICE, BATCH).done).status).toBe(400);
   });
 
   test('a spent budget: refused before the body is read, until the hour ends', async () => {
