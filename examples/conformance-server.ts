@@ -755,6 +755,8 @@ export async function startConformanceServer(port: number): Promise<ConformanceS
     instructions: 'The fixtures of the MCP conformance suite, served by mcpware.',
     // Legacy clients cannot send a level per request, and logging/setLevel cannot be remembered statelessly.
     legacyLogLevel: 'debug',
+    // The conformance suite's clients carry no credentials: this server wants no authentication.
+    anonymous: true,
   });
   const app = express();
   app.use(

@@ -103,6 +103,7 @@ export type RefusalReason =
   | 'forbidden'
   | 'rate_limited'
   | 'unavailable'
+  | 'no_auth_decision'
   | 'internal_error';
 
 /** The era of a request: `modern` = MCP 2026-07-28 per-request envelope, `legacy` = `initialize` handshake. */
@@ -221,6 +222,11 @@ export const REFUSALS: Readonly<Record<RefusalReason, RefusalSpec>> = {
   forbidden: { code: ErrorCode.Forbidden, status: 403, message: 'Forbidden' },
   rate_limited: { code: ErrorCode.RateLimited, status: 429, message: 'Rate limit exceeded' },
   unavailable: { code: ErrorCode.Unavailable, status: 503, message: 'Service unavailable' },
+  no_auth_decision: {
+    code: ErrorCode.InternalError,
+    status: 500,
+    message: 'Server misconfiguration: the request was not authenticated',
+  },
   internal_error: { code: ErrorCode.InternalError, status: 500, message: 'Internal error' },
 };
 

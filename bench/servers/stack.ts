@@ -57,8 +57,9 @@ function registry(): ToolRegistry {
   });
 }
 
-function dispatcher(tools: ToolRegistry): Middleware {
-  return dispatch({ handlers: { tools }, serverInfo: SERVER_INFO, logger: quietLogger });
+/** `anonymous` for a stack without authentication (dispatch() refuses requests no auth decided otherwise). */
+function dispatcher(tools: ToolRegistry, anonymous: boolean): Middleware {
+  return dispatch({ handlers: { tools }, serverInfo: SERVER_INFO, logger: quietLogger, anonymous });
 }
 
 /**
@@ -152,7 +153,7 @@ export function fullStack(name: string, outDir: string, redis?: RedisClientLike)
     ],
     ['limits', lim],
     ['redact', redact({ mode: 'mask' })],
-    ['dispatch', dispatcher(tools)],
+    ['dispatch', dispatcher(tools, (process.env.BENCH_WITHOUT ?? '').split(',').includes('apiKeyAuth'))],
   ];
   // Ablation (`npm run bench -- --ablate`): BENCH_WITHOUT names middlewares to leave out, to see what each costs.
   const without = new Set((process.env.BENCH_WITHOUT ?? '').split(',').filter(Boolean));
@@ -182,7 +183,7 @@ export function minimalStack(): Stack {
     middlewares: [
       parse({ logger: quietLogger }),
       classifyRevision({ logger: quietLogger }),
-      dispatcher(tools),
+      dispatcher(tools, true),
     ],
     stats: () => ({}),
   };

@@ -8,6 +8,7 @@
  * nothing: a failing or lagging logger never affects the answer.
  * @see docs/middleware/audit.md
  */
+import { mountOrderCheck } from '../internal/mount-order.js';
 import type { Middleware } from '../types.js';
 import { createByteCounter } from './byte-count.js';
 import { type AuditOptions, resolveAuditOptions } from './options.js';
@@ -56,7 +57,9 @@ export function audit(options: AuditOptions): AuditMiddleware {
     },
   });
 
+  const late = mountOrderCheck('audit');
   const middleware: Middleware = function mcpAudit(req, res, next) {
+    if (late(req, res)) return next();
     // One record per request, even if the chain runs this instance twice.
     counter.track(req, res);
     next();

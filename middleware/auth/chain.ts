@@ -19,6 +19,7 @@ import { authorizationLines, readBearer } from '../../lib/bearer.js';
 import { localsOf, sendInternalError } from '../internal/respond.js';
 import { isThenable } from '../internal/maybe-promise.js';
 import { log } from '../internal/log.js';
+import { mountOrderCheck } from '../internal/mount-order.js';
 import type { Logger, Middleware, Principal } from '../types.js';
 import { type ChallengeOptions, type Decided, sendAuthRefusal, sendAuthorizationTwice } from './challenge.js';
 
@@ -94,7 +95,10 @@ export function chainMiddleware(
   by: string,
 ): Middleware {
   const chain: Chain = { members, challenge, logger, by };
+  // Mounted after dispatch(): logged once; a request already answered goes on, any other is still decided.
+  const late = mountOrderCheck(by, logger);
   return function authenticateRequest(req, res, next) {
+    if (late(req, res)) return next();
     if (req.method === 'OPTIONS') {
       next();
       return;

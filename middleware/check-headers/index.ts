@@ -14,6 +14,7 @@ import { classifyOnce, onParsed } from '../internal/parse-step.js';
 import type { McpRequest } from '../../lib/request.js';
 import { type ClassifyRevisionOptions, versionOptions } from '../classify-revision/options.js';
 import { sendRefusal, stderrLogger } from '../internal/respond.js';
+import { mountOrderCheck } from '../internal/mount-order.js';
 import { fnOption, knownKeys, loggerOption, optionsObject } from '../internal/options.js';
 import type { Middleware } from '../types.js';
 
@@ -64,8 +65,9 @@ export function checkHeaders(options?: CheckHeadersOptions): Middleware {
     }
     return true;
   };
+  const late = mountOrderCheck('checkHeaders', logger);
   return function mcpCheckHeaders(req, res, next) {
-    if (req.method !== 'POST') return next();
+    if (late(req, res) || req.method !== 'POST') return next();
     onParsed(req, res, 'checkHeaders', logger, (mcp) => {
       if (check(req, res, mcp)) next();
     });

@@ -9,6 +9,7 @@ import { type ClassifyRevisionOptions, versionOptions } from './options.js';
 import { classifyOnce, onParsed } from '../internal/parse-step.js';
 import type { McpRequest } from '../../lib/request.js';
 import { sendRefusal, stderrLogger } from '../internal/respond.js';
+import { mountOrderCheck } from '../internal/mount-order.js';
 import { knownKeys, loggerOption, optionsObject } from '../internal/options.js';
 import type { Middleware } from '../types.js';
 
@@ -30,8 +31,9 @@ export function classifyRevision(options?: ClassifyRevisionOptions): Middleware 
     sendRefusal(req, res, result, 'classifyRevision');
     return false;
   };
+  const late = mountOrderCheck('classifyRevision', logger);
   return function mcpClassifyRevision(req, res, next) {
-    if (req.method !== 'POST') return next();
+    if (late(req, res) || req.method !== 'POST') return next();
     onParsed(req, res, 'classifyRevision', logger, (mcp) => {
       if (check(req, res, mcp)) next();
     });

@@ -11,7 +11,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CacheHint, Implementation } from '../../lib/encode.js';
 import type { ServerCapabilities } from '../../handlers/contract.js';
 import type { McpRequest } from '../../lib/request.js';
+import { refusal } from '../../lib/errors.js';
+import { log } from '../internal/log.js';
+import { markPassedOn } from '../internal/mount-order.js';
 import { onParsed } from '../internal/parse-step.js';
+import { sendRefusal } from '../internal/respond.js';
 import { createBuiltins } from './builtins.js';
 import { type CloseOptions, closeDeadline, createDrain } from './drain.js';
 import { createInputBroker } from './legacy-input.js';
@@ -26,6 +30,22 @@ import {
 import { type Dispatcher, route } from './requests.js';
 
 export type { DispatchMiddleware, DispatchOptions } from './options.js';
+
+const NO_AUTH_DECISION =
+  'dispatch: a request reached dispatch() with no authentication decision, and was refused (500): mount an ' +
+  'auth middleware (apiKeyAuth, oidcAuth, authenticate) before dispatch(), or pass dispatch({ anonymous: true }) ' +
+  'for a server that wants none';
+
+/**
+ * Whether an authentication decided on the request: an auth middleware's `ok` (`req.locals.auth`), or, with no
+ * outcome recorded, a principal an authenticator of your own set.
+ */
+function authDecided(req: IncomingMessage): boolean {
+  const locals = req.locals;
+  if (locals === undefined) return false;
+  if (locals.auth !== undefined) return locals.auth.outcome === 'ok';
+  return typeof locals.principal === 'object' && locals.principal !== null;
+}
 
 export function dispatch(options: DispatchOptions): DispatchMiddleware {
   const config = resolveDispatchOptions(options);
@@ -48,15 +68,26 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     drain,
   };
 
-  const go = (mcp: McpRequest, req: IncomingMessage, res: ServerResponse): void | Promise<void> =>
-    route(dispatcher, req, res, mcp);
+  let toldUndecided = false;
+  const go = (mcp: McpRequest, req: IncomingMessage, res: ServerResponse): void | Promise<void> => {
+    if (config.anonymous || authDecided(req)) return route(dispatcher, req, res, mcp);
+    // Fail closed: no authentication decided on this request, and the configuration does not say none is wanted.
+    if (!toldUndecided) {
+      toldUndecided = true;
+      log(config.logger, 'error', NO_AUTH_DECISION, { reason: 'no_auth_decision' });
+    }
+    return sendRefusal(req, res, refusal('no_auth_decision'), DISPATCH);
+  };
 
   const middleware = function mcpDispatch(
     req: IncomingMessage,
     res: ServerResponse,
     next: (err?: unknown) => void,
   ): void {
-    if (req.method !== 'POST') return next();
+    if (req.method !== 'POST') {
+      markPassedOn(req);
+      return next();
+    }
     // see docs/performance.md#parse-once
     onParsed(req, res, DISPATCH, config.logger, go, config.body);
   };

@@ -15,6 +15,7 @@ import { type ClassifyRevisionOptions, versionOptions } from '../classify-revisi
 import { type BodyOptions, resolveBodyOptions } from '../internal/parse-step.js';
 import {
   badOption,
+  boolOption,
   intOption,
   knownKeys,
   loggerOption,
@@ -78,6 +79,14 @@ export interface DispatchOptions extends ClassifyRevisionOptions, BodyOptions {
    * 0: no per-caller cap (only `maxListenStreams`). Default 10.
    */
   maxListenStreamsPerPrincipal?: number;
+  /**
+   * Serve requests that no authentication decided. Default `false`: a request reaches a handler only when an
+   * auth middleware mounted before `dispatch()` decided on it (`req.locals.auth.outcome === 'ok'`, or a
+   * `req.locals.principal` an authenticator of your own set); any other is refused 500 / -32603
+   * `no_auth_decision`, and the misconfiguration is logged once. `true` says the server wants no
+   * authentication (development, or a server only a trusted network reaches).
+   */
+  anonymous?: boolean;
   /** Legacy MRTR: how long to wait for the client to answer a server-to-client request, in ms. Default 300000. */
   inputTimeoutMs?: number;
   /** Legacy MRTR: most input rounds one request may take before it fails. Default 8. */
@@ -130,6 +139,8 @@ export interface DispatchConfig {
   readonly stateKeys: readonly Uint8Array[];
   readonly stateTtlMs: number;
   readonly keepAliveMs: number;
+  /** Serve requests no authentication decided (see the option). */
+  readonly anonymous: boolean;
   readonly maxListenStreams: number;
   readonly maxListenStreamsPerPrincipal: number;
   readonly inputTimeoutMs: number;
@@ -154,6 +165,7 @@ const KNOWN: readonly (keyof DispatchOptions)[] = [
   'requestStateTtlMs',
   'keepAliveMs',
   'listenKeepAliveMs',
+  'anonymous',
   'maxListenStreams',
   'maxListenStreamsPerPrincipal',
   'inputTimeoutMs',
@@ -208,6 +220,7 @@ export function resolveDispatchOptions(options: DispatchOptions): DispatchConfig
     stateKeys,
     stateTtlMs: int('requestStateTtlMs', 600_000, 1_000, 7 * 86_400_000),
     keepAliveMs: keepAliveOption(o),
+    anonymous: boolOption(DISPATCH, 'anonymous', o.anonymous, false),
     maxListenStreams: int('maxListenStreams', 1000, 0, 1_000_000),
     maxListenStreamsPerPrincipal: int('maxListenStreamsPerPrincipal', 10, 0, 1_000_000),
     inputTimeoutMs: int('inputTimeoutMs', 300_000, 1, 86_400_000),

@@ -189,7 +189,9 @@ function buildParts(c: EndpointConfig): { parts: McpEndpointParts; auth: Auth } 
   const redactor = c.redact && redact(c.redact);
   const batches = rejectBatch({ ...body, logger });
   const parser = parse({ ...body, logger });
-  const dispatcher = dispatch({ ...c.dispatch, ...body, handlers: c.handlers, logger });
+  // Without authentication (auth.insecureNoAuth) the dispatcher is told so; else it refuses what auth did not decide.
+  const anonymous = c.auth.insecure;
+  const dispatcher = dispatch({ ...c.dispatch, ...body, handlers: c.handlers, logger, anonymous });
   const versions = versionsOf(c.dispatch);
   const parts = {
     audit: auditMw,

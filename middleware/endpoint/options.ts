@@ -44,7 +44,10 @@ export interface McpEndpointAuthOptions extends ChallengeOptions {
 }
 
 /** The dispatcher's options, without those the endpoint takes elsewhere (`handlers`, `logger`, `body`). */
-export type McpEndpointDispatchOptions = Omit<DispatchOptions, 'handlers' | 'logger' | 'limit' | 'maxDepth'>;
+export type McpEndpointDispatchOptions = Omit<
+  DispatchOptions,
+  'handlers' | 'logger' | 'limit' | 'maxDepth' | 'anonymous'
+>;
 
 export interface McpEndpointOptions {
   /** Who may call. Required. */
@@ -91,6 +94,7 @@ const MOVED_FROM_DISPATCH: ReadonlyMap<string, string> = new Map([
   ['logger', 'logger'],
   ['limit', 'body.limit'],
   ['maxDepth', 'body.maxDepth'],
+  ['anonymous', 'auth.insecureNoAuth'],
 ]);
 
 const own = (o: object, key: string): boolean => Object.prototype.hasOwnProperty.call(o, key);

@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { InflightScope } from '../../lib/limits.js';
 import { log } from '../internal/log.js';
 import { localsOf } from '../internal/respond.js';
+import { mountOrderCheck } from '../internal/mount-order.js';
 import type { Middleware } from '../types.js';
 import { createAdmission } from './admit.js';
 import { type LimitsEnvOptions, limitsOptionsFromEnv } from './env.js';
@@ -83,8 +84,9 @@ export function limits(options: Readonly<LimitsOptions> = {}): LimitsMiddleware 
   const admission = createAdmission(config, limiter);
 
   let warned = false;
+  const late = mountOrderCheck('limits', config.logger);
   const limitsMiddleware = (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
-    if (req.method !== 'POST') return next();
+    if (late(req, res) || req.method !== 'POST') return next();
     if (!warned && req.locals?.principal === undefined) {
       warned = true;
       log(config.logger, 'warn', NO_PRINCIPAL);

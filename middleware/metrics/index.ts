@@ -12,6 +12,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
 import { localsOf } from '../internal/respond.js';
+import { mountOrderCheck } from '../internal/mount-order.js';
 import type { Middleware, RequestLocals } from '../types.js';
 import { createMetricSet } from './definitions.js';
 import { type MetricsOptions, resolveMetricsOptions } from './options.js';
@@ -63,7 +64,9 @@ export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
     finish(this, this.writableFinished);
   }
 
+  const late = mountOrderCheck('metrics');
   const middleware: Middleware = function mcpMetrics(req, res, next) {
+    if (late(req, res)) return next();
     const locals = localsOf(req) as Marked;
     // One record per request, even if the chain runs this instance twice.
     if (locals[tracking] === undefined) {

@@ -19,6 +19,7 @@ import {
   redactResultOf,
 } from '../../lib/redact/index.js';
 import { localsOf } from '../internal/respond.js';
+import { mountOrderCheck } from '../internal/mount-order.js';
 import { badOption, fnOption, knownKeys, optionsObject } from '../internal/options.js';
 import type { Middleware, OutboundTransform, RedactionRecord } from '../types.js';
 import { maskOutbound } from './walk.js';
@@ -122,8 +123,9 @@ export function redact(options?: RedactMiddlewareOptions): RedactMiddleware {
   const redactor = state.redactor;
   const active = redactor.mode !== 'off';
 
-  const mw = function mcpRedact(req, _res, next) {
-    if (req.method !== 'POST') return next();
+  const late = mountOrderCheck('redact');
+  const mw = function mcpRedact(req, res, next) {
+    if (late(req, res) || req.method !== 'POST') return next();
     const locals = localsOf(req);
     const record: RedactionRecord = { mode: redactor.mode, fired: [], hits: {}, truncated: 0 };
     locals.redaction = record;

@@ -16,6 +16,7 @@
  *
  * @see docs/middleware/tool-filter.md
  */
+import { mountOrderCheck } from '../internal/mount-order.js';
 import type { Middleware } from '../types.js';
 import { addToolView, createToolView, type ToolFilterOptions } from './views.js';
 
@@ -27,8 +28,9 @@ export type { ExposedTool, ToolFilterOptions, ToolOverride, ToolView } from './v
  */
 export function toolFilter(options: ToolFilterOptions): Middleware {
   const view = createToolView(options);
-  return function mcpToolFilter(req, _res, next) {
-    if (req.method === 'POST') addToolView(req, view);
+  const late = mountOrderCheck('toolFilter');
+  return function mcpToolFilter(req, res, next) {
+    if (!late(req, res) && req.method === 'POST') addToolView(req, view);
     next();
   };
 }

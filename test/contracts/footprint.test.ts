@@ -75,7 +75,12 @@ function fullStack(lines: string[]): Middleware[] {
     apiKeyAuth({ keys: [{ userId: 'u', hash: hashKey(KEY), groups: ['g'] }], logger: quiet }),
     limits({ perUserRpm: 1000, store: 'memory', hooks: m.limiterHooks(), logger: quiet }),
     redact({ mode: 'mask' }),
-    dispatch({ handlers: { tools }, serverInfo: { name: 'footprint', version: '1' }, logger: quiet }),
+    dispatch({
+      anonymous: true,
+      handlers: { tools },
+      serverInfo: { name: 'footprint', version: '1' },
+      logger: quiet,
+    }),
   ];
 }
 

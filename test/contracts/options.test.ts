@@ -73,7 +73,7 @@ const rows: [string, string, string, () => unknown][] = [
     'dispatch',
     'serverinfo',
     'serverInfo',
-    () => dispatch({ handlers: {}, serverInfo, serverinfo: 1 } as never),
+    () => dispatch({ anonymous: true, handlers: {}, serverInfo, serverinfo: 1 } as never),
   ],
   [
     'mcpEndpoint',

@@ -47,6 +47,7 @@ async function makeChain(): Promise<Middleware[]> {
   return [
     checkHeaders(),
     dispatch({
+      anonymous: true,
       serverInfo: SERVER_INFO,
       capabilities: { resources: {}, prompts: {}, completions: {} },
       handlers: { resources: res, prompts: pr, completion: completion({ prompts: pr, resources: res }) },

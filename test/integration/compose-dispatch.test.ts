@@ -41,7 +41,7 @@ describe.each(PLATFORMS)('composition on %s', (platform) => {
         parse(),
         classifyRevision(),
         checkHeaders({ paramHeaders: reg.paramHeaders }),
-        dispatch({ handlers: { tools: reg }, serverInfo }),
+        dispatch({ anonymous: true, handlers: { tools: reg }, serverInfo }),
       ]);
     });
     afterAll(() => s.close());
@@ -101,7 +101,9 @@ describe.each(PLATFORMS)('composition on %s', (platform) => {
     let log: ReturnType<typeof memoryLogger>;
     beforeAll(async () => {
       log = memoryLogger();
-      s = await stack(platform, [dispatch({ handlers: { tools: registry() }, serverInfo, logger: log })]);
+      s = await stack(platform, [
+        dispatch({ anonymous: true, handlers: { tools: registry() }, serverInfo, logger: log }),
+      ]);
     });
     afterAll(() => s.close());
 
@@ -169,7 +171,7 @@ describe.each(PLATFORMS)('composition on %s', (platform) => {
         redact(),
         upper,
         failing,
-        dispatch({ handlers: { tools: registry() }, serverInfo, logger: memoryLogger() }),
+        dispatch({ anonymous: true, handlers: { tools: registry() }, serverInfo, logger: memoryLogger() }),
       ]);
     });
     afterAll(() => s.close());
@@ -201,7 +203,9 @@ describe.each(PLATFORMS)('composition on %s', (platform) => {
 describe('Express with express.json() mounted first', () => {
   let s: Stack;
   beforeAll(async () => {
-    s = await stack('express', [dispatch({ handlers: { tools: registry() }, serverInfo })], { json: true });
+    s = await stack('express', [dispatch({ anonymous: true, handlers: { tools: registry() }, serverInfo })], {
+      json: true,
+    });
   });
   afterAll(() => s.close());
 

@@ -38,7 +38,7 @@ afterAll(() => {
 
 // One request through the installed package on bare node:http; prints the answer.
 const serveOnce = (imports: string) => `${imports}
-const server = http.createServer(compose([parse(), rejectBatch(), classifyRevision(), checkHeaders(), dispatch({ handlers: {}, serverInfo: { name: 'consumer', version: '1.0.0' } })]));
+const server = http.createServer(compose([parse(), rejectBatch(), classifyRevision(), checkHeaders(), dispatch({ anonymous: true,  handlers: {}, serverInfo: { name: 'consumer', version: '1.0.0' } })]));
 server.listen(0, '127.0.0.1', async () => {
   const { port } = server.address();
   const res = await fetch('http://127.0.0.1:' + port + '/mcp', {
@@ -99,7 +99,7 @@ registry.register({
 });
 const folded: string = foldMethod('tools/list');
 const code: number = ErrorCode.HeaderMismatch;
-const handler = compose([parse(), checkHeaders({ paramHeaders: registry.paramHeaders }), dispatch({ handlers: { tools: registry }, serverInfo: { name: 'c', version: '1' } })]);
+const handler = compose([parse(), checkHeaders({ paramHeaders: registry.paramHeaders }), dispatch({ anonymous: true,  handlers: { tools: registry }, serverInfo: { name: 'c', version: '1' } })]);
 http.createServer((req, res) => {
   const mcp: McpRequest | undefined = req.locals?.mcp;
   void mcp;

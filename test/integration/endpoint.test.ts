@@ -249,7 +249,12 @@ describe('hand-assembled in the wrong order (what the endpoint rules out)', () =
 
   test('redact() after dispatch(): the e-mail and the card leave unmasked', async () => {
     const app = express();
-    app.use('/mcp', parse(), dispatch({ handlers: { tools: tools() }, serverInfo }), redact());
+    app.use(
+      '/mcp',
+      parse(),
+      dispatch({ anonymous: true, handlers: { tools: tools() }, serverInfo }),
+      redact(),
+    );
     const c = new McpTestClient(app);
     try {
       const r = await c.callTool('customer', { id: 'c1' });

@@ -64,6 +64,7 @@ const stackOf = (platform: (typeof PLATFORMS)[number], tools: object) =>
     classifyRevision(),
     checkHeaders(),
     dispatch({
+      anonymous: true,
       handlers: { tools, resources: new Resources(), prompts: new Prompts(), custom: new Emitting() },
       serverInfo,
     }),

@@ -27,6 +27,7 @@ describe.each(PLATFORMS)('a failing handler on %s', (platform) => {
       classifyRevision(),
       checkHeaders({ paramHeaders: tools.paramHeaders }),
       dispatch({
+        anonymous: true,
         serverInfo,
         logger: log.logger,
         handlers: {

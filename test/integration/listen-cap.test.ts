@@ -52,6 +52,7 @@ describe.each(PLATFORMS)('on %s', (platform: Platform) => {
 
   async function serveWith(before: Middleware[], o: Partial<DispatchOptions> = {}): Promise<void> {
     mcp = dispatch({
+      anonymous: true,
       handlers: { tools: new ToolRegistry() },
       serverInfo: { name: 'listen-cap', version: '1' },
       listenKeepAliveMs: 0,

@@ -101,6 +101,7 @@ describe.each(PLATFORMS)('the bounds of a listen filter on %s', (platform) => {
     };
     s = await stack(platform, [
       dispatch({
+        anonymous: true,
         handlers: { tools, resources },
         serverInfo: { name: 'bounds', version: '1' },
         capabilities: { tools: { listChanged: true } },

@@ -78,6 +78,7 @@ describe.each(FLAVOURS)('on %s', (flavour) => {
       parse(),
       classifyRevision(),
       dispatch({
+        anonymous: true,
         serverInfo: { name: 'forgery', version: '1.0.0' },
         logger: log.logger,
         handlers: {

@@ -50,7 +50,7 @@ describe.each(PLATFORMS)('McpTestClient against %s', (platform) => {
     s = await stack(platform, [
       parse(),
       recorder,
-      dispatch({ handlers: { tools: registry() }, serverInfo: { name: 'c', version: '1' } }),
+      dispatch({ anonymous: true, handlers: { tools: registry() }, serverInfo: { name: 'c', version: '1' } }),
     ]);
   });
   afterAll(() => s.close());
@@ -192,7 +192,10 @@ describe.each(PLATFORMS)('McpTestClient against %s', (platform) => {
 describe('McpTestClient targets', () => {
   test('an Express app: the client starts it on 127.0.0.1 and closes it', async () => {
     const app = express();
-    app.use('/mcp', dispatch({ handlers: { tools: registry() }, serverInfo: { name: 'c', version: '1' } }));
+    app.use(
+      '/mcp',
+      dispatch({ anonymous: true, handlers: { tools: registry() }, serverInfo: { name: 'c', version: '1' } }),
+    );
     const c = new McpTestClient(app);
     const url = await c.url();
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
@@ -201,7 +204,11 @@ describe('McpTestClient targets', () => {
   });
 
   test('an http.Server that is not listening yet', async () => {
-    const mw = dispatch({ handlers: { tools: registry() }, serverInfo: { name: 'c', version: '1' } });
+    const mw = dispatch({
+      anonymous: true,
+      handlers: { tools: registry() },
+      serverInfo: { name: 'c', version: '1' },
+    });
     const server = http.createServer((req, res) => mw(req, res, () => res.end()));
     const c = new McpTestClient(server, { path: '/anything' });
     expect((await c.listTools()).status).toBe(200);

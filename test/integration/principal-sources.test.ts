@@ -119,7 +119,12 @@ async function start(
     auth,
     parse(),
     limits({ ...OFF, logger: quiet, ...o.limits }),
-    dispatch({ handlers: { tools }, serverInfo: { name: 'sources', version: '1' }, ...o.dispatch }),
+    dispatch({
+      anonymous: true,
+      handlers: { tools },
+      serverInfo: { name: 'sources', version: '1' },
+      ...o.dispatch,
+    }),
   ];
   const server = serve(platform, mws);
   const base = await listen(server);

@@ -90,7 +90,7 @@ describe('Mcp-Param-* headers compare with the canonical string form of each JSO
     parse(),
     classifyRevision(),
     checkHeaders({ paramHeaders: tools.paramHeaders }),
-    dispatch({ handlers: { tools }, serverInfo: { name: 't', version: '1' } }),
+    dispatch({ anonymous: true, handlers: { tools }, serverInfo: { name: 't', version: '1' } }),
   ];
   type Row = [string, JsonObject, Record<string, string>];
 

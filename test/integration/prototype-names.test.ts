@@ -234,6 +234,7 @@ describe.each(PLATFORMS)(
       classifyRevision(),
       checkHeaders({ paramHeaders: tools.paramHeaders }),
       dispatch({
+        anonymous: true,
         handlers: {
           tools,
           resources: res,

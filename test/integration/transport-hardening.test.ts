@@ -40,7 +40,7 @@ function transportStack(calls: unknown[], guard: GuardOriginOptions = {}): Middl
     parse(),
     classifyRevision(),
     checkHeaders({ paramHeaders: tools.paramHeaders }),
-    dispatch({ handlers: { tools }, serverInfo: { name: 'hardening', version: '1' } }),
+    dispatch({ anonymous: true, handlers: { tools }, serverInfo: { name: 'hardening', version: '1' } }),
   ];
 }
 

@@ -53,7 +53,7 @@ describe('McpTestClient legacy handshake refused', () => {
       parse(),
       classifyRevision(),
       checkHeaders(),
-      dispatch({ handlers: {}, serverInfo: { name: 'refusing', version: '1' } }),
+      dispatch({ anonymous: true, handlers: {}, serverInfo: { name: 'refusing', version: '1' } }),
     ]);
     server = http.createServer(stack);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -56,6 +56,7 @@ async function replica(platform: Platform): Promise<Replica> {
     hooks: { onOutage: () => void r.outages++, onDropped: (reason) => void r.drops.push(reason) },
   });
   r.mcp = dispatch({
+    anonymous: true,
     handlers: {
       resources: resources({
         sources: [memoryResources([{ uri: 'mem://a', name: 'a', text: 'a' }])],

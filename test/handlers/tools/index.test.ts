@@ -102,7 +102,10 @@ describe.each(PLATFORMS)('ToolRegistry via dispatch on %s', (platform) => {
         ends.push(e);
       },
     });
-    s = await stack(platform, [fakeAuth(), dispatch({ handlers: { tools: reg }, serverInfo, logger: log })]);
+    s = await stack(platform, [
+      fakeAuth(),
+      dispatch({ anonymous: true, handlers: { tools: reg }, serverInfo, logger: log }),
+    ]);
   });
   afterAll(() => s.close());
 
@@ -280,7 +283,7 @@ describe.each(PLATFORMS)('ToolRegistry paging and unknown-tool override on %s', 
       unknownTool: (name, available) => toolError(`No tool ${name}; try ${available.join(', ')}`),
       tools: ['a', 'b', 'c', 'd', 'e'].map((n) => ({ name: n, call: () => textResult(n) })),
     });
-    s = await stack(platform, [dispatch({ handlers: { tools: reg }, serverInfo })]);
+    s = await stack(platform, [dispatch({ anonymous: true, handlers: { tools: reg }, serverInfo })]);
   });
   afterAll(() => s.close());
 

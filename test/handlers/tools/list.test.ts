@@ -340,10 +340,20 @@ describe.each(PLATFORMS)('the shared list through dispatch on %s', (platform) =>
     const logger = memoryLogger();
     s = await stack(platform, [
       mutate,
-      dispatch({ handlers: { tools: new ToolRegistry({ tools: tools() }) }, serverInfo, logger }),
+      dispatch({
+        anonymous: true,
+        handlers: { tools: new ToolRegistry({ tools: tools() }) },
+        serverInfo,
+        logger,
+      }),
     ]);
     dyn = await stack(platform, [
-      dispatch({ handlers: { tools: new ToolRegistry({ tools: withDynamic() }) }, serverInfo, logger }),
+      dispatch({
+        anonymous: true,
+        handlers: { tools: new ToolRegistry({ tools: withDynamic() }) },
+        serverInfo,
+        logger,
+      }),
     ]);
   });
   afterAll(async () => {

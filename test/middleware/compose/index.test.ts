@@ -54,7 +54,7 @@ describe('compose()', () => {
       '/mcp',
       compose([
         parse({ logger: quiet }),
-        dispatch({ handlers: {}, serverInfo: { name: 't', version: '1' }, logger: quiet }),
+        dispatch({ anonymous: true, handlers: {}, serverInfo: { name: 't', version: '1' }, logger: quiet }),
       ]),
     );
     app.use(() => {

@@ -28,7 +28,7 @@ function mcp(seen: string[], options?: Parameters<typeof compose>[1]) {
       count,
       methodGuard(),
       parse({ logger: quiet }),
-      dispatch({ handlers: {}, serverInfo: { name: 'path', version: '1' }, logger: quiet }),
+      dispatch({ anonymous: true, handlers: {}, serverInfo: { name: 'path', version: '1' }, logger: quiet }),
     ],
     options,
   );

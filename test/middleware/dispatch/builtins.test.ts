@@ -24,6 +24,7 @@ describe.each(PLATFORMS)('built-in services on %s', (platform) => {
     beforeAll(async () => {
       s = await stack(platform, [
         dispatch({
+          anonymous: true,
           handlers: { tools, resources },
           capabilities,
           serverInfo: SERVER_INFO,
@@ -142,6 +143,7 @@ describe.each(PLATFORMS)('built-in services on %s', (platform) => {
     beforeAll(async () => {
       s = await stack(platform, [
         dispatch({
+          anonymous: true,
           handlers: {
             tools,
             resources: { ...resources, subscribe: () => ({}), unsubscribe: () => ({}) },
@@ -173,7 +175,7 @@ describe.each(PLATFORMS)('built-in services on %s', (platform) => {
     let s: Stack;
     beforeAll(async () => {
       s = await stack(platform, [
-        dispatch({ handlers: { tools }, serverInfo: SERVER_INFO, legacyVersions: [] }),
+        dispatch({ anonymous: true, handlers: { tools }, serverInfo: SERVER_INFO, legacyVersions: [] }),
       ]);
     });
     afterAll(() => s.close());
@@ -197,6 +199,7 @@ describe.each(PLATFORMS)('built-in services on %s', (platform) => {
     beforeAll(async () => {
       s = await stack(platform, [
         dispatch({
+          anonymous: true,
           handlers: {
             tools,
             server: { discover: () => ({ supportedVersions: ['2026-07-28'], capabilities: {}, extra: 1 }) },

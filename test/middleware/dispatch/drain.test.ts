@@ -77,7 +77,13 @@ async function setup(platform: Platform): Promise<Fixture> {
       },
     ],
   });
-  const mcp = dispatch({ handlers: { tools }, serverInfo: SI, listenKeepAliveMs: 0, logger: { error() {} } });
+  const mcp = dispatch({
+    anonymous: true,
+    handlers: { tools },
+    serverInfo: SI,
+    listenKeepAliveMs: 0,
+    logger: { error() {} },
+  });
   let server: Server;
   if (platform === 'node:http') {
     const mcpChain = chain([mcp]);
@@ -262,7 +268,7 @@ describe('close() options', () => {
     [{ deadline: 10 }, /deadlineMs/],
     ['soon', /options/],
   ])('%p is refused with a TypeError and starts no drain', async (options, message) => {
-    const mcp = dispatch({ handlers: { tools: new ToolRegistry() }, serverInfo: SI });
+    const mcp = dispatch({ anonymous: true, handlers: { tools: new ToolRegistry() }, serverInfo: SI });
     await expect(mcp.close(options as never)).rejects.toThrow(TypeError);
     await expect(mcp.close(options as never)).rejects.toThrow(message);
     expect(mcp.stats().draining).toBe(false);

@@ -75,7 +75,7 @@ describe.each(PLATFORMS)('dispatch: the handler context on %s', (platform) => {
   const server = serve(platform, [
     parse({ logger: quiet }),
     keepLocals,
-    dispatch({ handlers, serverInfo: INFO, logger: quiet, legacyLogLevel: 'debug' }),
+    dispatch({ anonymous: true, handlers, serverInfo: INFO, logger: quiet, legacyLogLevel: 'debug' }),
   ]);
 
   function post(method: string, params: Record<string, unknown>, id: number | null = 1, name?: string) {

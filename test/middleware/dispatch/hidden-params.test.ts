@@ -43,7 +43,7 @@ describe.each(PLATFORMS)('hidden tools and Mcp-Param-* on %s', (platform) => {
     s = await stack(platform, [
       asUser,
       checkHeaders({ paramHeaders: tools.paramHeaders }),
-      dispatch({ handlers: { tools }, serverInfo: { name: 'h', version: '1' } }),
+      dispatch({ anonymous: true, handlers: { tools }, serverInfo: { name: 'h', version: '1' } }),
     ]);
   });
   afterAll(() => s.close());

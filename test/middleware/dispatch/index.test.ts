@@ -133,6 +133,7 @@ describe.each(PLATFORMS)('dispatch on %s', (platform) => {
       s = await stack(platform, [
         observe,
         dispatch({
+          anonymous: true,
           handlers: handlers(seen),
           serverInfo: SERVER_INFO,
           instructions: 'Be nice.',

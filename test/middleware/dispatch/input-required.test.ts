@@ -249,6 +249,7 @@ describe.each(PLATFORMS)('MRTR through dispatch() on %s', (platform) => {
   beforeAll(async () => {
     fx = setup();
     mcp = dispatch({
+      anonymous: true,
       handlers: { tools: fx.tools, prompts: fx.promptsHandler, resources: fx.resourcesHandler },
       serverInfo: SI,
       requestStateKey: [KEY],
@@ -529,12 +530,19 @@ describe('MRTR: other rules', () => {
   test('input_required on another method is a server bug; a state signed by a replica with the same key verifies', async () => {
     const fx = setup();
     const a = await stack('node:http', [
-      dispatch({ handlers: { tools: fx.tools }, serverInfo: SI, requestStateKey: KEY }),
+      dispatch({ anonymous: true, handlers: { tools: fx.tools }, serverInfo: SI, requestStateKey: KEY }),
     ]);
     const b = await stack('node:http', [
-      dispatch({ handlers: { tools: fx.tools }, serverInfo: SI, requestStateKey: [OTHER, KEY] }),
+      dispatch({
+        anonymous: true,
+        handlers: { tools: fx.tools },
+        serverInfo: SI,
+        requestStateKey: [OTHER, KEY],
+      }),
     ]);
-    const c = await stack('node:http', [dispatch({ handlers: { tools: fx.bareTools }, serverInfo: SI })]);
+    const c = await stack('node:http', [
+      dispatch({ anonymous: true, handlers: { tools: fx.bareTools }, serverInfo: SI }),
+    ]);
     try {
       const params = { name: 'greet', arguments: {}, _meta: envelope({ elicitation: {} }) };
       const r1 = await post(

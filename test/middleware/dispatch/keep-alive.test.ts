@@ -37,7 +37,7 @@ describe.each(PLATFORMS)('keep-alive comments on request-scoped streams, %s', (p
       },
     ],
   });
-  const mcp = dispatch({ handlers: { tools }, serverInfo: SI, keepAliveMs: 5 });
+  const mcp = dispatch({ anonymous: true, handlers: { tools }, serverInfo: SI, keepAliveMs: 5 });
 
   beforeAll(async () => {
     s = await stack(platform, [mcp]);
@@ -74,19 +74,35 @@ describe.each(PLATFORMS)('keep-alive comments on request-scoped streams, %s', (p
 describe('keepAliveMs option', () => {
   const tools = new ToolRegistry({ tools: [] });
   test('listenKeepAliveMs is its former name; both given must agree', () => {
-    expect(() => dispatch({ handlers: { tools }, serverInfo: SI, keepAliveMs: 0 })).not.toThrow();
-    expect(() => dispatch({ handlers: { tools }, serverInfo: SI, listenKeepAliveMs: 0 })).not.toThrow();
     expect(() =>
-      dispatch({ handlers: { tools }, serverInfo: SI, keepAliveMs: 10, listenKeepAliveMs: 10 }),
+      dispatch({ anonymous: true, handlers: { tools }, serverInfo: SI, keepAliveMs: 0 }),
     ).not.toThrow();
     expect(() =>
-      dispatch({ handlers: { tools }, serverInfo: SI, keepAliveMs: 10, listenKeepAliveMs: 20 }),
+      dispatch({ anonymous: true, handlers: { tools }, serverInfo: SI, listenKeepAliveMs: 0 }),
+    ).not.toThrow();
+    expect(() =>
+      dispatch({
+        anonymous: true,
+        handlers: { tools },
+        serverInfo: SI,
+        keepAliveMs: 10,
+        listenKeepAliveMs: 10,
+      }),
+    ).not.toThrow();
+    expect(() =>
+      dispatch({
+        anonymous: true,
+        handlers: { tools },
+        serverInfo: SI,
+        keepAliveMs: 10,
+        listenKeepAliveMs: 20,
+      }),
     ).toThrow(/^dispatch: option "listenKeepAliveMs"/);
-    expect(() => dispatch({ handlers: { tools }, serverInfo: SI, keepAliveMs: -1 })).toThrow(
+    expect(() => dispatch({ anonymous: true, handlers: { tools }, serverInfo: SI, keepAliveMs: -1 })).toThrow(
       /^dispatch: option "keepAliveMs"/,
     );
-    expect(() => dispatch({ handlers: { tools }, serverInfo: SI, keepAliveMS: 1 } as never)).toThrow(
-      /did you mean "keepAliveMs"/,
-    );
+    expect(() =>
+      dispatch({ anonymous: true, handlers: { tools }, serverInfo: SI, keepAliveMS: 1 } as never),
+    ).toThrow(/did you mean "keepAliveMs"/);
   });
 });

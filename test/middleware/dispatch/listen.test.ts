@@ -41,6 +41,7 @@ describe.each(PLATFORMS)('subscriptions/listen on %s', (platform) => {
 
   beforeAll(async () => {
     mcp = dispatch({
+      anonymous: true,
       handlers: {
         tools,
         prompts: prompts({ prompts: [{ name: 'p', template: 'x' }], changes: promptFeed }),
@@ -188,7 +189,7 @@ describe.each(PLATFORMS)('subscriptions/listen on %s', (platform) => {
 describe('close(): graceful end', () => {
   test('each stream gets its completion result and ends; new listens are refused', async () => {
     const tools = new ToolRegistry({ tools: [tool('x')] });
-    const mcp = dispatch({ handlers: { tools }, serverInfo: SI, listenKeepAliveMs: 0 });
+    const mcp = dispatch({ anonymous: true, handlers: { tools }, serverInfo: SI, listenKeepAliveMs: 0 });
     const s = await stack('node:http', [mcp]);
     try {
       const url = `${s.base}/mcp`;
@@ -225,7 +226,7 @@ describe('what a listen stream leaves on req.locals', () => {
       res.on('close', () => seen.push({ ...(req.locals ?? {}) }));
       next();
     };
-    const mcp = dispatch({ handlers: { tools: new ToolRegistry() }, serverInfo: SI });
+    const mcp = dispatch({ anonymous: true, handlers: { tools: new ToolRegistry() }, serverInfo: SI });
     const s = await stack('node:http', [capture, mcp]);
     try {
       const st = await openStream(`${s.base}/mcp`, listen(1, {}), modernHeaders('subscriptions/listen'));
@@ -254,7 +255,7 @@ describe('an acknowledgement that cannot be sent', () => {
       next();
     };
     const tools = new ToolRegistry();
-    const mcp = dispatch({ handlers: { tools }, serverInfo: SI, logger: { error() {} } });
+    const mcp = dispatch({ anonymous: true, handlers: { tools }, serverInfo: SI, logger: { error() {} } });
     const s = await stack('node:http', [failing, mcp]);
     try {
       // The acknowledgement is the first thing written: without it the connection closes before any answer.
@@ -311,28 +312,38 @@ describe('capability checks at construction', () => {
       prompts: { list: () => ({ prompts: [] }), get: () => ({ messages: [] }) },
       resources: { list: () => ({ resources: [] }), read: () => ({ contents: [] }) },
     };
-    expect(() => dispatch({ handlers, capabilities, serverInfo: SI })).toThrow(message);
+    expect(() => dispatch({ anonymous: true, handlers, capabilities, serverInfo: SI })).toThrow(message);
   });
 
   test('new options are validated', () => {
     const handlers = { tools: new ToolRegistry() };
-    expect(() => dispatch({ handlers, serverInfo: SI, legacyLogLevel: 'loud' as never })).toThrow(
-      /legacyLogLevel/,
+    expect(() =>
+      dispatch({ anonymous: true, handlers, serverInfo: SI, legacyLogLevel: 'loud' as never }),
+    ).toThrow(/legacyLogLevel/);
+    expect(() => dispatch({ anonymous: true, handlers, serverInfo: SI, listenKeepAliveMs: -1 })).toThrow(
+      /listenKeepAliveMs/,
     );
-    expect(() => dispatch({ handlers, serverInfo: SI, listenKeepAliveMs: -1 })).toThrow(/listenKeepAliveMs/);
-    expect(() => dispatch({ handlers, serverInfo: SI, maxListenStreams: 1.5 })).toThrow(/maxListenStreams/);
-    expect(() => dispatch({ handlers, serverInfo: SI, requestStateTtlMs: 0 })).toThrow(/requestStateTtlMs/);
-    expect(() => dispatch({ handlers, serverInfo: SI, requestStateKey: 'short' })).toThrow(/requestStateKey/);
+    expect(() => dispatch({ anonymous: true, handlers, serverInfo: SI, maxListenStreams: 1.5 })).toThrow(
+      /maxListenStreams/,
+    );
+    expect(() => dispatch({ anonymous: true, handlers, serverInfo: SI, requestStateTtlMs: 0 })).toThrow(
+      /requestStateTtlMs/,
+    );
+    expect(() => dispatch({ anonymous: true, handlers, serverInfo: SI, requestStateKey: 'short' })).toThrow(
+      /requestStateKey/,
+    );
     // The key itself never appears in the message.
     let message = '';
     try {
-      dispatch({ handlers, serverInfo: SI, requestStateKey: 'sekrit' });
+      dispatch({ anonymous: true, handlers, serverInfo: SI, requestStateKey: 'sekrit' });
     } catch (e) {
       message = (e as Error).message;
     }
     expect(message).toMatch(/requestStateKey.*at least 32 bytes/);
     expect(message).not.toContain('sekrit');
-    expect(() => dispatch({ handlers, serverInfo: SI, requestStateKey: [] })).toThrow(/requestStateKey/);
+    expect(() => dispatch({ anonymous: true, handlers, serverInfo: SI, requestStateKey: [] })).toThrow(
+      /requestStateKey/,
+    );
     expect(() => prompts({ changes: {} as never })).toThrow(/changes/);
     expect(() => resources({ changes: 'x' as never })).toThrow(/changes/);
   });

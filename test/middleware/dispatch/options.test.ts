@@ -8,7 +8,7 @@ const serverInfo = { name: 's', version: '1' };
 const tools = { list: () => ({ tools: [] }), call: () => ({ content: [] }) };
 
 function make(o: Partial<DispatchOptions> & Record<string, unknown>): () => unknown {
-  return () => dispatch({ handlers: { tools }, serverInfo, ...o } as DispatchOptions);
+  return () => dispatch({ anonymous: true, handlers: { tools }, serverInfo, ...o } as DispatchOptions);
 }
 
 describe('dispatch() options', () => {

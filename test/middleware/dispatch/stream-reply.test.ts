@@ -48,7 +48,11 @@ describe.each(PLATFORMS)('streaming on %s', (platform) => {
     s = await stack(platform, [
       observe,
       redact(),
-      dispatch({ handlers: { tools: registry() }, serverInfo: { name: 'st', version: '1' } }),
+      dispatch({
+        anonymous: true,
+        handlers: { tools: registry() },
+        serverInfo: { name: 'st', version: '1' },
+      }),
     ]);
   });
   afterAll(() => s.close());

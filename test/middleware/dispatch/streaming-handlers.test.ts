@@ -45,6 +45,7 @@ describe.each(PLATFORMS)('completion, templates and legacy subscriptions on %s',
     });
     s = await stack(platform, [
       dispatch({
+        anonymous: true,
         handlers: { prompts: p, resources: r, completion: completion({ prompts: p, resources: r }) },
         serverInfo: SI,
         cache: { 'resources/templates/list': { ttlMs: 60000, cacheScope: 'public' } },
@@ -53,7 +54,11 @@ describe.each(PLATFORMS)('completion, templates and legacy subscriptions on %s',
     url = `${s.base}/mcp`;
     // No change feed and no subscribe members: no resources.subscribe capability.
     plain = await stack(platform, [
-      dispatch({ handlers: { resources: resources({ sources: [memoryResources([])] }) }, serverInfo: SI }),
+      dispatch({
+        anonymous: true,
+        handlers: { resources: resources({ sources: [memoryResources([])] }) },
+        serverInfo: SI,
+      }),
     ]);
   });
   afterAll(async () => {

@@ -31,7 +31,7 @@ describe.each(PLATFORMS)('listen streams and concurrency slots on %s', (platform
       principal,
       parse(),
       lim,
-      dispatch({ handlers: { tools }, serverInfo: { name: 'l', version: '1' } }),
+      dispatch({ anonymous: true, handlers: { tools }, serverInfo: { name: 'l', version: '1' } }),
     ]);
   });
   afterAll(() => s.close());

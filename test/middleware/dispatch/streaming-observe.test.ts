@@ -58,7 +58,7 @@ describe.each(PLATFORMS)('observing streamed answers on %s', (platform) => {
       audit({ logger }),
       metrics({ registry, tools: ['chatty', 'slow'] }),
       redact(),
-      dispatch({ handlers: { tools }, serverInfo: { name: 'observe', version: '1' } }),
+      dispatch({ anonymous: true, handlers: { tools }, serverInfo: { name: 'observe', version: '1' } }),
     ]);
     url = `${s.base}/mcp`;
   });

@@ -101,7 +101,7 @@ describe.each(PLATFORMS)('request-scoped streams on %s', (platform) => {
       fakeAuth(),
       limiter,
       redact(),
-      dispatch({ handlers: { tools }, serverInfo: SI, legacyLogLevel: 'warning' }),
+      dispatch({ anonymous: true, handlers: { tools }, serverInfo: SI, legacyLogLevel: 'warning' }),
     ]);
     url = `${s.base}/mcp`;
   });
@@ -233,7 +233,12 @@ describe('legacy logging without legacyLogLevel', () => {
       ],
     });
     const s = await stack('node:http', [
-      dispatch({ handlers: { tools }, serverInfo: SI, capabilities: { tools: {}, logging: {} } }),
+      dispatch({
+        anonymous: true,
+        handlers: { tools },
+        serverInfo: SI,
+        capabilities: { tools: {}, logging: {} },
+      }),
     ]);
     try {
       const url = `${s.base}/mcp`;

@@ -54,7 +54,7 @@ describe.each(PLATFORMS)('dispatch: synchronous answers on %s', (platform) => {
       probe(seen),
       parse({ logger: quiet }),
       ...extra,
-      dispatch({ handlers, serverInfo: INFO, logger: quiet }),
+      dispatch({ anonymous: true, handlers, serverInfo: INFO, logger: quiet }),
     ]);
     return { server, seen };
   }
@@ -103,7 +103,7 @@ describe.each(PLATFORMS)('dispatch + ToolRegistry: synchronous answers on %s', (
     const server = serve(platform, [
       probe(seen),
       parse({ logger: quiet }),
-      dispatch({ handlers: { tools: registry }, serverInfo: INFO, logger: quiet }),
+      dispatch({ anonymous: true, handlers: { tools: registry }, serverInfo: INFO, logger: quiet }),
     ]);
     return { server, seen };
   }

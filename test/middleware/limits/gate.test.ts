@@ -200,7 +200,7 @@ describe('the limits gate: a caller over its minute is refused before its body i
           lim,
           classifyRevision({ logger: quiet }),
           checkHeaders({ logger: quiet }),
-          dispatch({ handlers: { tools: tools() }, serverInfo, logger: quiet }),
+          dispatch({ anonymous: true, handlers: { tools: tools() }, serverInfo, logger: quiet }),
         ],
         { logger: quiet },
       ),

@@ -247,7 +247,7 @@ describe('labels stay bounded', () => {
       const mws = [
         metrics({ registry, ...(maxTools === undefined ? {} : { maxTools }) }),
         parse(),
-        dispatch({ handlers: { tools: tools() }, serverInfo, logger: quiet }),
+        dispatch({ anonymous: true, handlers: { tools: tools() }, serverInfo, logger: quiet }),
       ];
       return { registry, server: site(platform, mws, registry) };
     };

@@ -164,6 +164,7 @@ describe.each(PLATFORMS)('redact() on %s', (platform) => {
 describe('redact() with the real dispatcher', () => {
   const d = () =>
     dispatch({
+      anonymous: true,
       handlers: {
         tools: {
           list: () => ({ tools: [{ name: 'who', inputSchema: { type: 'object' } }] }),
@@ -209,6 +210,7 @@ describe('redact() with the real dispatcher: streamed notifications', () => {
     '%s: log and progress notifications and the final result leave masked',
     async (platform) => {
       const d = dispatch({
+        anonymous: true,
         handlers: {
           tools: {
             list: () => ({ tools: [{ name: 'slow', inputSchema: { type: 'object' } }] }),

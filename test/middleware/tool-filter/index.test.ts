@@ -111,7 +111,7 @@ describe.each(PLATFORMS)('toolFilter on %s', (platform) => {
       if (!s) {
         s = await stack(platform, [
           toolFilter(opts),
-          dispatch({ handlers: { tools: makeTools() }, serverInfo }),
+          dispatch({ anonymous: true, handlers: { tools: makeTools() }, serverInfo }),
         ]);
         stacks.set(key, s);
       }
@@ -155,7 +155,7 @@ describe.each(PLATFORMS)('toolFilter on %s', (platform) => {
       });
       s = await stack(platform, [
         toolFilter({ allow: ['alpha', 'beta'] }),
-        dispatch({ handlers: { tools: reg }, serverInfo }),
+        dispatch({ anonymous: true, handlers: { tools: reg }, serverInfo }),
       ]);
     });
     afterAll(() => s.close());
@@ -191,7 +191,7 @@ describe.each(PLATFORMS)('toolFilter on %s', (platform) => {
       };
       s = await stack(platform, [
         toolFilter({ allow: ['ok'] }),
-        dispatch({ handlers: { tools }, serverInfo, logger: { error: () => undefined } }),
+        dispatch({ anonymous: true, handlers: { tools }, serverInfo, logger: { error: () => undefined } }),
       ]);
     });
     afterAll(() => s.close());
