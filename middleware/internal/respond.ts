@@ -43,6 +43,14 @@ export function sendError(
 }
 
 /**
+ * Under this symbol on `req.locals`, a middleware that must learn of a refusal written for the request before the
+ * request reaches it (the limiter's gate: such a refusal counts against the caller's minute). {@link sendRefusal}
+ * calls it once, after writing the answer, and clears it; the middleware clears it when the request reaches it.
+ */
+export const ON_EARLY_REFUSAL = Symbol.for('mcpware.onEarlyRefusal');
+export type EarlyRefusalLocals = RequestLocals & { [ON_EARLY_REFUSAL]?: (req: IncomingMessage) => void };
+
+/**
  * Refuse a request: record the refusal on `req.locals.refusal` (audit and metrics read it) and write the
  * JSON-RPC error with the refusal's HTTP status. `id` defaults to the parsed request's id; `detail` is a finer,
  * stable sub-reason for audit and metrics (e.g. which limit).
@@ -59,6 +67,10 @@ export function sendRefusal(
   if (opts.detail !== undefined) locals.refusal.detail = opts.detail;
   const id = 'id' in opts ? opts.id : locals.mcp?.id;
   sendError(res, r.status, id, { code: r.code, message: r.message, data: r.data }, opts.headers);
+  const early = (locals as EarlyRefusalLocals)[ON_EARLY_REFUSAL];
+  if (early === undefined) return;
+  (locals as EarlyRefusalLocals)[ON_EARLY_REFUSAL] = undefined;
+  early(req);
 }
 
 /** The default logger: stderr, one line, stack included (never sent to the client). */

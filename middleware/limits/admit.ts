@@ -1,8 +1,8 @@
 /**
  * Admission: the four checks of a POST, asked of the limiter in one operation that the memory store answers
  * synchronously and the Redis store in one script call; the refusals; what happens when an admitted request's
- * response closes; and the gate, which refuses a caller known to be over its minute or budget before its body
- * is read.
+ * response closes; and what the gate (gate.ts), which refuses a caller known to be over its minute or budget
+ * before its body is read, learns from them.
  * @see docs/middleware/limits.md
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -12,8 +12,6 @@ import {
   LIMIT_MESSAGES,
   type LimitReason,
   type LimitRefusalData,
-  StandingRefusals,
-  refusesUntilWindowEnds,
   retryAfterSeconds,
   workMs,
 } from '../../lib/limits.js';
@@ -22,6 +20,7 @@ import { parseRequest } from '../internal/parse-step.js';
 import { principalKey } from '../../lib/principal.js';
 import type { McpRequest } from '../../lib/request.js';
 import { sendInternalError, sendRefusal } from '../internal/respond.js';
+import { Gate } from './gate.js';
 import { type Limiter, StoreUnavailableError, type Ticket, type Verdict } from './limiter.js';
 import type { LimitsConfig } from './options.js';
 import { releaseBeforeAnswer } from './store.js';
@@ -32,8 +31,6 @@ const NAME = 'limits';
 const ID_PEEK_BYTES = 64 * 1024;
 /** How long a refusal waits for the body to find the id before it is sent without one. */
 const ID_PEEK_MS = 1000;
-/** The most callers the gate remembers as refused until their window ends (the oldest is forgotten first). */
-export const MAX_STANDING_REFUSALS = 10_000;
 
 /** One POST on its way through the checks. */
 interface Attempt {
@@ -106,17 +103,6 @@ async function sendLimited(req: IncomingMessage, res: ServerResponse, reason: Li
   });
 }
 
-/** The gate's 429: sent without reading the body, so without an id. */
-function sendStanding(req: IncomingMessage, res: ServerResponse, reason: LimitReason, waitMs: number) {
-  const secs = retryAfterSeconds(waitMs);
-  const data: LimitRefusalData = { limit: reason, retryAfterSeconds: secs };
-  sendRefusal(req, res, refusal('rate_limited', { message: LIMIT_MESSAGES[reason], data }), NAME, {
-    id: undefined,
-    headers: { 'Retry-After': String(secs) },
-    detail: reason,
-  });
-}
-
 /** 503: the store cannot answer and the policy is fail-closed. */
 async function sendUnavailable(req: IncomingMessage, res: ServerResponse) {
   const id = await peekId(req);
@@ -127,43 +113,21 @@ async function sendUnavailable(req: IncomingMessage, res: ServerResponse) {
   sendRefusal(req, res, r, NAME, { id, headers: { 'Retry-After': '1' }, detail: 'store_unavailable' });
 }
 
-/** A count per key; a key is deleted when its count returns to 0, so the map holds only keys with a count. */
-class KeyCounts {
-  private readonly counts = new Map<string, number>();
-
-  up(key: string): void {
-    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
-  }
-
-  down(key: string): void {
-    const n = this.counts.get(key) ?? 0;
-    if (n > 1) this.counts.set(key, n - 1);
-    else this.counts.delete(key);
-  }
-
-  has(key: string): boolean {
-    return this.counts.has(key);
-  }
-}
-
 /**
  * The admission of one middleware. The limiter runs the checks in order and stops at the first refusal, so that
  * a refusal by an earlier one takes nothing from a later one. An admitted request gives its slots back when its
  * response closes, and its work is added to the budget then, in the same call; a client gone before the verdict
  * gives them back at once.
  *
- * Once the gate has run, a refusal that lasts until its window ends is remembered (see
- * {@link refusesUntilWindowEnds}), and each key's admitted requests in flight are counted, so that the gate
- * refuses the key's next POSTs without a store call and lets through those of a key with a request under way.
- * Without the gate, neither is kept.
+ * Once the gate has run, it learns each verdict (a refusal that lasts until its window ends, an admission that
+ * took the key's last request of the minute) and each key's admitted requests in flight (see {@link Gate}), so
+ * that it refuses the key's next POSTs without a store call and lets through those of a key with a request
+ * under way. Without the gate, neither is kept.
  */
 export function createAdmission(config: LimitsConfig, limiter: Limiter): Admission {
   const { hooks, logger } = config;
   const inflight: Record<InflightScope, number> = { user: 0, global: 0 };
-  const standing = new StandingRefusals(MAX_STANDING_REFUSALS);
-  /** Admitted requests in flight per key, counted while the gate runs. */
-  const active = new KeyCounts();
-  let gated = false;
+  const gate = new Gate(config, limiter);
 
   const count = (held: Ticket['held'], delta: number): void => {
     if (held.user) hooks.onInflight('user', (inflight.user += delta));
@@ -184,6 +148,7 @@ export function createAdmission(config: LimitsConfig, limiter: Limiter): Admissi
       refuse(a, verdict.reason, verdict.waitMs);
       return;
     }
+    if (gate.on) gate.learn(a.key, verdict);
     a.ticket = verdict.ticket;
     count(verdict.ticket.held, 1);
     if (a.closed) {
@@ -191,19 +156,16 @@ export function createAdmission(config: LimitsConfig, limiter: Limiter): Admissi
       return;
     }
     a.admittedAt = performance.now();
-    if (gated && !a.longLived) {
+    if (gate.on && !a.longLived) {
       a.tracked = true;
-      active.up(a.key);
+      gate.track(a.key, true);
     }
     next();
   };
 
   const refuse = (a: Attempt, reason: LimitReason, waitMs: number): void => {
     hooks.onDenied(reason);
-    if (gated && waitMs > 0 && refusesUntilWindowEnds(reason)) {
-      const now = performance.now();
-      standing.set(a.key, reason, now + waitMs, now);
-    }
+    if (gate.on) gate.learn(a.key, { ok: false, reason, waitMs });
     // Not awaited: the refusal may read the body for the id.
     sendLimited(a.req, a.res, reason, waitMs).catch((e: unknown) =>
       sendInternalError(a.req, a.res, e, NAME, logger),
@@ -225,7 +187,7 @@ export function createAdmission(config: LimitsConfig, limiter: Limiter): Admissi
     a.closed = true;
     if (a.tracked) {
       a.tracked = false;
-      active.down(a.key);
+      gate.track(a.key, false);
     }
     if (a.admittedAt < 0 || !a.ticket) return; // before admission, the verdict sees `closed` and gives the slots back
     if (config.costBudgetPerHour === 0) return releaseAll(a, 0);
@@ -236,6 +198,7 @@ export function createAdmission(config: LimitsConfig, limiter: Limiter): Admissi
 
   return {
     admit(req, res, next) {
+      if (gate.on) gate.reached(req);
       const mcp = req.locals?.mcp;
       // A response to the server's own request, or a notification: the client answers or informs, it asks for no
       // work. Holding a slot or a request of the minute for it could stall the call waiting on that answer.
@@ -261,16 +224,7 @@ export function createAdmission(config: LimitsConfig, limiter: Limiter): Admissi
         fail(a, e);
       }
     },
-    gate(req, res, next) {
-      gated = true;
-      if (standing.size === 0 || req.method !== 'POST') return next();
-      const key = principalKey(req.locals?.principal);
-      const now = performance.now();
-      const r = standing.get(key, now);
-      if (r === undefined || active.has(key)) return next();
-      hooks.onDenied(r.reason);
-      sendStanding(req, res, r.reason, r.until - now);
-    },
+    gate: gate.middleware,
     inflight,
   };
 }

@@ -42,9 +42,12 @@ export interface Ticket {
   readonly store: LimitsStore;
 }
 
-/** The limiter's verdict: admitted with its ticket, or the first check that refused. */
+/**
+ * The limiter's verdict: admitted with its ticket (and, when it took the key's last request of the minute, how
+ * long the window still runs: see {@link AdmitResult}), or the first check that refused.
+ */
 export type Verdict =
-  | { readonly ok: true; readonly ticket: Ticket }
+  | { readonly ok: true; readonly ticket: Ticket; readonly lastRequestMs?: number }
   | { readonly ok: false; readonly reason: LimitReason; readonly waitMs: number };
 
 /** What to do when the primary (Redis) fails. */
@@ -161,7 +164,7 @@ export function createLimiter(primary: LimitsStore, outage?: OutageOptions): Lim
   };
 
   const verdictOf = (key: string, token: string, r: AdmitResult, store: LimitsStore): Verdict =>
-    r.ok ? { ok: true, ticket: { key, token, held: r.held, store } } : r;
+    r.ok ? { ok: true, ticket: { key, token, held: r.held, store }, lastRequestMs: r.lastRequestMs } : r;
 
   const release = (t: Ticket, chargeMs: number): Promise<void> | void => {
     const r = t.store.release(t.key, t.token, t.held, chargeMs);

@@ -42,7 +42,7 @@ class Semaphore {
 }
 
 const GLOBAL = 'all';
-const held = (user: boolean, global: boolean): AdmitResult =>
+const held = (user: boolean, global: boolean): AdmitResult & { readonly ok: true } =>
   Object.freeze({ ok: true, held: Object.freeze({ user, global }) });
 /** The admitted verdicts, shared: by the slots taken, user then global. */
 const ADMITTED = [held(false, false), held(false, true), held(true, false), held(true, true)] as const;
@@ -81,11 +81,15 @@ export function createMemoryStore(limits: StoreLimits): MemoryStore {
         giveBack(key, user, false);
         return { ok: false, reason: 'global_concurrent', waitMs: CONCURRENCY_RETRY_MS };
       }
-      if (rpm && rpm.add(key, 1, now) > rpmLimit) {
+      const admitted = ADMITTED[(user ? 2 : 0) + (all ? 1 : 0)]!;
+      if (!rpm) return admitted;
+      const n = rpm.add(key, 1, now);
+      if (n > rpmLimit) {
         giveBack(key, user, all);
         return { ok: false, reason: 'rpm', waitMs: rpm.msLeft(key, now) };
       }
-      return ADMITTED[(user ? 2 : 0) + (all ? 1 : 0)]!;
+      if (n === rpmLimit) return { ok: true, held: admitted.held, lastRequestMs: rpm.msLeft(key, now) };
+      return admitted;
     },
     release(key, _token, held, chargeMs) {
       giveBack(key, held.user, held.global);

@@ -49,16 +49,26 @@ end
  * slot, a global slot and one request of the minute window, in order; the first refusal ends its checks and gives
  * back the slots it took. A check whose limit is 0 is off (its key is not touched). A refused request still counts
  * in the minute window, as in memory. Each admission sees what the ones before it took. The request that opens a
- * minute window gives its key the window's expiry; a refusal gives one to a key found without it.
+ * minute window gives its key the window's expiry; a refusal, or the admission of the window's last request,
+ * gives one to a key found without it.
  * KEYS, four per admission: budget, user slots, global slots, minute window (one hash slot in a cluster: there
  * the global check is off and runs apart). ARGV budget limit, rpm limit, rpm window ms, lease ms, then three per
- * admission: user limit, global limit, token. Returns three numbers per admission: {0, user slot, global slot},
- * each 0 (not taken), 1 (taken) or 2 (the last free one taken), or {refusal, ms before the window ends, 0}:
- * 1 budget, 2 user, 3 global, 4 rpm.
+ * admission: user limit, global limit, token. Returns four numbers per admission: {0, user slot, global slot,
+ * last}, the slots each 0 (not taken), 1 (taken) or 2 (the last free one taken), `last` the ms before the
+ * minute window ends when the admission took its last request (0 otherwise: the PTTL is asked only then); or
+ * {refusal, ms before the window ends, 0, 0}: 1 budget, 2 user, 3 global, 4 rpm.
  */
 export const ADMIT = script(`${NOW}${TAKE}
 local budget, rpm = tonumber(ARGV[1]), tonumber(ARGV[2])
 local window, lease = tonumber(ARGV[3]), tonumber(ARGV[4])
+local function msLeft(kr)
+  local ttl = redis.call('PTTL', kr)
+  if ttl < 0 then
+    ttl = window
+    redis.call('PEXPIRE', kr, ttl)
+  end
+  return ttl
+end
 local function admit(kb, ku, kg, kr, user, global, token)
   if budget > 0 then
     local used = tonumber(redis.call('GET', kb) or '0')
@@ -76,30 +86,28 @@ local function admit(kb, ku, kg, kr, user, global, token)
       return 3, 0
     end
   end
+  local last = 0
   if rpm > 0 then
     local n = redis.call('INCR', kr)
     if n == 1 then redis.call('PEXPIRE', kr, window) end
     if n > rpm then
       if user > 0 then redis.call('ZREM', ku, token) end
       if global > 0 then redis.call('ZREM', kg, token) end
-      local ttl = redis.call('PTTL', kr)
-      if ttl < 0 then
-        ttl = window
-        redis.call('PEXPIRE', kr, ttl)
-      end
-      return 4, ttl
+      return 4, msLeft(kr)
     end
+    if n == rpm then last = n == 1 and window or msLeft(kr) end
   end
-  return 0, u, g
+  return 0, u, g, last
 end
 local out = {}
 for i = 0, #KEYS / 4 - 1 do
   local k, a = i * 4, 4 + i * 3
-  local code, x, y = admit(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4],
+  local code, x, y, z = admit(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4],
     tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), ARGV[a + 3])
   out[#out + 1] = code
   out[#out + 1] = x
   out[#out + 1] = y or 0
+  out[#out + 1] = z or 0
 end
 return out
 `);

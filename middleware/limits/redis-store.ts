@@ -175,7 +175,7 @@ class RedisSlotsStore implements RedisStore {
       const r = await this.admissions.add({ keys: k, user, global, token });
       verdict = this.verdictOf(r);
       if (apart && verdict.ok && !this.cancelled.has(token))
-        verdict = await this.admitGlobal(k, token, verdict.held);
+        verdict = await this.admitGlobal(k, token, verdict);
     } catch (e) {
       this.cancelled.delete(token);
       // The script may still run in Redis (a command timed out) or may have run (its answer was lost).
@@ -225,7 +225,7 @@ class RedisSlotsStore implements RedisStore {
     await Promise.all(calls);
   }
 
-  /** One admission script for a batch of admissions: three numbers of the answer per admission. */
+  /** One admission script for a batch of admissions: four numbers of the answer per admission. */
   private async sendAdmissions(batch: readonly Admission[]): Promise<(readonly number[])[]> {
     const keys: string[] = [];
     const args: (string | number)[] = [
@@ -239,9 +239,9 @@ class RedisSlotsStore implements RedisStore {
       args.push(a.user, a.global, a.token);
     }
     const r = await runScript(this.client, ADMIT, keys, args);
-    if (!Array.isArray(r) || r.length !== batch.length * 3)
+    if (!Array.isArray(r) || r.length !== batch.length * 4)
       throw new Error('limits: unexpected answer of the admission script');
-    return batch.map((_, i) => (r as number[]).slice(i * 3, i * 3 + 3));
+    return batch.map((_, i) => (r as number[]).slice(i * 4, i * 4 + 4));
   }
 
   /** One release script. */
@@ -290,7 +290,12 @@ class RedisSlotsStore implements RedisStore {
    * A cluster's second call: the global slot. Refused, the user's part is given back (a third call); failed, it
    * is given back too, so that the user's slot does not wait for its lease to lapse.
    */
-  private async admitGlobal(k: UserKeys, token: string, held: Held): Promise<AdmitResult> {
+  private async admitGlobal(
+    k: UserKeys,
+    token: string,
+    user: AdmitResult & { readonly ok: true },
+  ): Promise<AdmitResult> {
+    const { held } = user;
     const args = [this.limits.globalSlots, this.leaseMs, token];
     const giveBack = () =>
       runScript(
@@ -308,7 +313,8 @@ class RedisSlotsStore implements RedisStore {
     }
     if (taken >= 1) {
       const both: Held = { user: held.user, global: true };
-      return { ok: true, held: held.lastSlot || taken === 2 ? { ...both, lastSlot: true } : both };
+      const slots = held.lastSlot || taken === 2 ? { ...both, lastSlot: true } : both;
+      return { ok: true, held: slots, lastRequestMs: user.lastRequestMs };
     }
     await giveBack();
     return { ok: false, reason: 'global_concurrent', waitMs: 0 };
@@ -320,9 +326,15 @@ class RedisSlotsStore implements RedisStore {
     if (code === 0) {
       const user = Number(r[1]);
       const global = Number(r[2]);
-      if (user === 0 && global === 0) return { ok: true, held: NO_SLOTS };
+      const last = Number(r[3]);
+      const lastRequestMs = last > 0 ? last : undefined;
+      if (user === 0 && global === 0) return { ok: true, held: NO_SLOTS, lastRequestMs };
       const held: Held = { user: user >= 1, global: global >= 1 };
-      return { ok: true, held: user === 2 || global === 2 ? { ...held, lastSlot: true } : held };
+      return {
+        ok: true,
+        held: user === 2 || global === 2 ? { ...held, lastSlot: true } : held,
+        lastRequestMs,
+      };
     }
     const reason = REFUSALS[code];
     if (!reason) throw new Error('limits: unexpected answer of the admission script');

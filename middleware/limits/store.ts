@@ -34,9 +34,13 @@ export interface Held {
   readonly lastSlot?: boolean;
 }
 
-/** The verdict of an admission: admitted with the slots it took, or the first check that refused. */
+/**
+ * The verdict of an admission: admitted with the slots it took, or the first check that refused. An admission
+ * that took the key's last request of the minute window says how long that window still runs (`lastRequestMs`,
+ * more than 0): the key's next request is refused until then.
+ */
 export type AdmitResult =
-  | { readonly ok: true; readonly held: Held }
+  | { readonly ok: true; readonly held: Held; readonly lastRequestMs?: number }
   | { readonly ok: false; readonly reason: LimitReason; readonly waitMs: number };
 
 /**
@@ -49,7 +53,7 @@ export interface LimitsStore {
    * The checks, in order: the budget (refused once the key's window has used its limit), a user slot, a global
    * slot, one request of the minute window (refused once its count is over the limit). The first refusal ends
    * them: later checks take nothing and the slots earlier ones took are given back. `slots` false: no
-   * concurrency slot is taken (a long-lived stream).
+   * concurrency slot is taken (a long-lived stream, or a request refused before its admission, counted).
    */
   admit(key: string, token: string, slots: boolean): MaybePromise<AdmitResult>;
   /**

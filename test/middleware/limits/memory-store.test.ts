@@ -17,7 +17,12 @@ describe('memory store', () => {
       userSlots: 1,
       globalSlots: 1,
     });
-    expect(store.admit('u:a', '', true)).toEqual({ ok: true, held: { user: true, global: true } });
+    // The minute's only request: the verdict says how long its window runs.
+    expect(store.admit('u:a', '', true)).toEqual({
+      ok: true,
+      held: { user: true, global: true },
+      lastRequestMs: 60_000,
+    });
     expect(store.release('u:a', '', { user: true, global: true }, 0)).toBeUndefined();
   });
 
