@@ -9,6 +9,7 @@ import { deepFreeze } from '../../lib/encode.js';
 import type { Era } from '../../lib/errors.js';
 import type { JsonObject } from '../../lib/jsonrpc.js';
 import { type ParamHeader, paramHeaders as scanParamHeaders } from '../../lib/xmcpheader.js';
+import { closest } from '../../middleware/internal/options.js';
 import { clip, isObject } from '../shared.js';
 import type {
   JsonSchema,
@@ -36,20 +37,34 @@ export interface Entry {
 
 const NO_ARGUMENTS: JsonObject = deepFreeze({ type: 'object', additionalProperties: false });
 
+/** The fields a tool definition may have: anything else in a plain object is a typo, refused at registration. */
+const TOOL_KEYS: readonly (keyof Tool)[] = [
+  'name',
+  'title',
+  'description',
+  'annotations',
+  'icons',
+  '_meta',
+  'inputSchema',
+  'outputSchema',
+  'describe',
+  'call',
+];
+
+/** The characters the spec says a tool name should hold (2025-11-25 and 2026-07-28): `A-Z a-z 0-9 _ - .`. */
+const TOOL_NAME = /^[A-Za-z0-9_.-]+$/;
+
 /**
- * Check and prepare one tool. Throws a TypeError for an invalid name, a missing `call`, an `inputSchema` that is
- * not an object schema, a schema the compiler refuses, or an invalid `x-mcp-header` annotation.
+ * Check and prepare one tool. Throws a TypeError for an unknown field (in a plain object), an invalid name, a
+ * missing `call`, an `inputSchema` that is not an object schema, a schema the compiler refuses, or an invalid
+ * `x-mcp-header` annotation. `anyName` accepts names outside `[A-Za-z0-9_.-]` (still 1 to 128 characters).
  */
-export function prepareEntry(tool: Tool, compiler: SchemaCompiler): Entry {
+export function prepareEntry(tool: Tool, compiler: SchemaCompiler, anyName = false): Entry {
   if (tool === null || typeof tool !== 'object')
     throw new TypeError(`ToolRegistry: a tool must be an object, got ${String(tool)}`);
-  const name: unknown = tool.name;
-  if (typeof name !== 'string' || name.length === 0 || name.length > 128) {
-    throw new TypeError(
-      `ToolRegistry: a tool name must be a string of 1 to 128 characters, got ${JSON.stringify(name)}`,
-    );
-  }
+  const name = checkName(tool.name, anyName);
   const where = `ToolRegistry: tool "${clip(name)}"`;
+  knownFields(tool, where);
   if (typeof tool.call !== 'function') throw new TypeError(`${where}: call must be a function`);
   if (tool.describe !== undefined && typeof tool.describe !== 'function')
     throw new TypeError(`${where}: describe must be a function`);
@@ -81,6 +96,37 @@ export function prepareEntry(tool: Tool, compiler: SchemaCompiler): Entry {
       modern: Object.freeze(definition(shape, undefined, 'modern')),
     }),
   };
+}
+
+function checkName(name: unknown, anyName: boolean): string {
+  if (typeof name !== 'string' || name.length === 0 || name.length > 128) {
+    throw new TypeError(
+      `ToolRegistry: a tool name must be a string of 1 to 128 characters, got ${JSON.stringify(name)}`,
+    );
+  }
+  if (!anyName && !TOOL_NAME.test(name)) {
+    throw new TypeError(
+      `ToolRegistry: tool name ${JSON.stringify(clip(name))} holds characters outside A-Z a-z 0-9 _ - . ` +
+        "(the spec's tool name characters); rename it, or pass allowAnyToolName: true to the registry",
+    );
+  }
+  return name;
+}
+
+/**
+ * Refuses a field a tool does not have, naming the closest known one (`inputschema` → `inputSchema`), so a typo
+ * in plain JavaScript never drops a schema silently. Only plain objects are checked: a class instance may hold
+ * fields of its own beside the tool's.
+ */
+function knownFields(tool: Tool, where: string): void {
+  const proto: unknown = Object.getPrototypeOf(tool);
+  if (proto !== Object.prototype && proto !== null) return;
+  for (const key of Object.keys(tool)) {
+    if ((TOOL_KEYS as readonly string[]).includes(key)) continue;
+    const near = closest(key, TOOL_KEYS);
+    const hint = near === undefined ? `; known fields: ${TOOL_KEYS.join(', ')}` : `; did you mean "${near}"?`;
+    throw new TypeError(`${where}: unknown field ${JSON.stringify(clip(key))}${hint}`);
+  }
 }
 
 function inputSchemaOf(tool: Tool, where: string): JsonObject {

@@ -28,6 +28,7 @@ import { errorMeta, log } from '../../middleware/internal/log.js';
 import { then } from '../../middleware/internal/maybe-promise.js';
 import {
   badOption,
+  boolOption,
   fnOption,
   intOption,
   knownKeys,
@@ -66,6 +67,7 @@ const OPTIONS: readonly (keyof ToolRegistryOptions)[] = [
   'after',
   'maxHint',
   'logger',
+  'allowAnyToolName',
 ];
 
 /** What a call has come to so far: the after hook's record, filled in as the call proceeds. */
@@ -98,6 +100,7 @@ export class ToolRegistry {
   readonly #after: ToolRegistryOptions['after'];
   readonly #maxHint: number;
   readonly #logger: Logger;
+  readonly #anyName: boolean;
 
   constructor(options: ToolRegistryOptions = {}) {
     const o = optionsObject(F, options);
@@ -119,11 +122,13 @@ export class ToolRegistry {
     this.#after = fnOption<NonNullable<ToolRegistryOptions['after']>>(F, 'after', o.after);
     this.#maxHint = intOption(F, 'maxHint', o.maxHint, 100, 0);
     this.#logger = loggerOption(F, o.logger, stderrLogger);
+    this.#anyName = boolOption(F, 'allowAnyToolName', o.allowAnyToolName, false);
     if (o.tools) this.register(...o.tools);
   }
 
   /**
-   * Register tools. Throws a TypeError (and registers none of them) for a duplicate or invalid name, a missing
+   * Register tools. Throws a TypeError (and registers none of them) for an unknown field, a duplicate or
+   * invalid name (outside `[A-Za-z0-9_.-]` unless `allowAnyToolName`), a missing
    * `call`, an `inputSchema` that is not an object schema, a schema ajv cannot compile, or an invalid
    * `x-mcp-header` annotation.
    */
@@ -131,7 +136,7 @@ export class ToolRegistry {
     const prepared: Entry[] = [];
     const names = new Set<string>();
     for (const tool of tools) {
-      const entry = prepareEntry(tool, this.#compiler);
+      const entry = prepareEntry(tool, this.#compiler, this.#anyName);
       const name = entry.tool.name;
       if (this.#entries.has(name) || names.has(name))
         throw new TypeError(`ToolRegistry: duplicate tool name "${clip(name)}"`);

@@ -176,6 +176,11 @@ export interface ToolRegistryOptions {
   maxHint?: number;
   /** Where describe() failures and hook errors are logged. Default: stderr. */
   logger?: Logger;
+  /**
+   * Accept tool names outside the spec's `[A-Za-z0-9_.-]` (still 1 to 128 characters), e.g. non-ASCII names.
+   * Default false: such a name fails registration.
+   */
+  allowAnyToolName?: boolean;
 }
 
 /** A `tools/list` result. */

@@ -22,6 +22,8 @@ const META_INFO = 'io.modelcontextprotocol/clientInfo';
 
 function registry(): ToolRegistry {
   return new ToolRegistry({
+    // A non-ASCII name, to check the Mcp-Name header's Base64 encoding (outside the spec's recommended characters).
+    allowAnyToolName: true,
     tools: [
       {
         name: 'météo',
