@@ -2,14 +2,20 @@
 /**
  * The `mcpware` command.
  *
+ *   npx mcpware new-key [--user <id> [--groups a,b]]
  *   npx mcpware hash-key [key] [--user <id> [--groups a,b]]
+ *   npx mcpware --version | --help
  *
- * `hash-key` reads a key (the argument, or standard input when there is none) and prints the line to put in
- * the configuration: `sha256:<hex>`, or with `--user` the `MCP_API_KEYS` entry `user:sha256:<hex>[:a|b]`.
+ * `new-key` makes a random key and prints it with its hash: the key goes to the client, the hash to the
+ * configuration. `hash-key` reads a key (the argument, or standard input when there is none) and prints the line
+ * to put in the configuration: `sha256:<hex>`, or with `--user` the `MCP_API_KEYS` entry `user:sha256:<hex>[:a|b]`.
  * Prefer standard input: an argument lands in the shell history and in the process list.
  *
  * @see docs/middleware/api-key-auth.md
  */
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { hashKey } from '../lib/apikeys.js';
 import { closest } from '../middleware/internal/options.js';
@@ -21,15 +27,43 @@ export interface Io {
 }
 
 const USAGE = `Usage:
+  mcpware new-key [--user <id> [--groups <g1,g2>]]
   mcpware hash-key [key] [--user <id> [--groups <g1,g2>]]
+  mcpware --version
+  mcpware --help
 
-  Prints the SHA-256 of an API key as the configuration wants it: sha256:<hex>.
-  Without [key] the key is read from standard input (preferred: an argument
-  ends up in the shell history). With --user it prints an MCP_API_KEYS entry
-  instead: <id>:sha256:<hex>[:g1|g2].
+  new-key   Makes a random API key (32 random bytes, base64url) and prints it
+            with its hash. Give the key to the client (Authorization: Bearer
+            <key>); keep only the hash in the configuration. With --user it
+            also prints the MCP_API_KEYS entry: <id>:sha256:<hex>[:g1|g2].
 
+  hash-key  Prints the SHA-256 of an API key as the configuration wants it:
+            sha256:<hex>. Without [key] the key is read from standard input
+            (preferred: an argument ends up in the shell history). With --user
+            it prints an MCP_API_KEYS entry instead: <id>:sha256:<hex>[:g1|g2].
+
+  npx mcpware new-key --user alice
   printf %s "$KEY" | npx mcpware hash-key --user alice --groups admins
 `;
+
+/**
+ * The version of the installed package: the nearest package.json named mcpware above this file (the source
+ * tree and the installed dist/cjs/bin both find it).
+ */
+export function packageVersion(from: string = __dirname): string | undefined {
+  for (let dir = from; ; dir = dirname(dir)) {
+    const file = join(dir, 'package.json');
+    if (existsSync(file)) {
+      try {
+        const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown; version?: unknown };
+        if (pkg.name === 'mcpware' && typeof pkg.version === 'string') return pkg.version;
+      } catch {
+        // An unreadable package.json on the way up is not ours; keep looking.
+      }
+    }
+    if (dirname(dir) === dir) return undefined;
+  }
+}
 
 /** The most a key read from standard input may be. */
 const MAX_KEY = 16 * 1024;
@@ -71,47 +105,63 @@ function sendable(key: string): boolean {
 
 const NAME = /^[^\s:,|]{1,256}$/;
 
-async function hashKeyCommand(args: string[], io: Io): Promise<number> {
-  let key: string | undefined;
-  let user: string | undefined;
-  let groups: string[] | undefined;
+interface KeyArgs {
+  key?: string;
+  user?: string;
+  groups?: string[];
+  help?: boolean;
+}
+
+/** The arguments of `hash-key` and `new-key`, or the message saying what is wrong with them. */
+function keyArgs(args: string[], takesKey: boolean): KeyArgs | string {
+  const out: KeyArgs = {};
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     if (a === '--user' || a === '--groups') {
       const v = args[++i];
-      if (v === undefined) {
-        io.stderr.write(`mcpware hash-key: ${a} needs a value\n`);
-        return 2;
-      }
-      if (a === '--user') user = v;
-      else groups = v.split(',').filter((g) => g !== '');
+      if (v === undefined) return `${a} needs a value`;
+      if (a === '--user') out.user = v;
+      else out.groups = v.split(',').filter((g) => g !== '');
     } else if (a === '--help' || a === '-h') {
-      io.stdout.write(USAGE);
-      return 0;
+      out.help = true;
     } else if (a.startsWith('--')) {
       const near = closest(a.slice(2), ['user', 'groups', 'help']);
-      const hint = near === undefined ? '' : `; did you mean --${near}?`;
-      io.stderr.write(`mcpware hash-key: unknown option ${a}${hint}\n${USAGE}`);
-      return 2;
-    } else if (key === undefined) {
-      key = a;
+      return `unknown option ${a}${near === undefined ? '' : `; did you mean --${near}?`}`;
+    } else if (!takesKey) {
+      return `takes no key (it makes one); to hash a key of yours: mcpware hash-key`;
+    } else if (out.key === undefined) {
+      out.key = a;
     } else {
-      io.stderr.write(`mcpware hash-key: one key at a time\n`);
-      return 2;
+      return 'one key at a time';
     }
   }
-  if (groups !== undefined && user === undefined) {
-    io.stderr.write('mcpware hash-key: --groups needs --user\n');
+  if (out.groups !== undefined && out.user === undefined) return '--groups needs --user';
+  if (out.user !== undefined && !NAME.test(out.user)) {
+    return '--user must be non-empty, without spaces, ":", "," or "|"';
+  }
+  if (out.groups !== undefined && (out.groups.length === 0 || !out.groups.every((g) => NAME.test(g)))) {
+    return '--groups must list names without spaces, ":", "," or "|"';
+  }
+  return out;
+}
+
+/** The MCP_API_KEYS entry for a hash. */
+function entry(hash: string, user: string, groups: readonly string[] | undefined): string {
+  return `${user}:${hash}${groups ? ':' + groups.join('|') : ''}`;
+}
+
+async function hashKeyCommand(args: string[], io: Io): Promise<number> {
+  const parsed = keyArgs(args, true);
+  if (typeof parsed === 'string') {
+    io.stderr.write(`mcpware hash-key: ${parsed}\n${parsed.startsWith('unknown option') ? USAGE : ''}`);
     return 2;
   }
-  if (user !== undefined && !NAME.test(user)) {
-    io.stderr.write('mcpware hash-key: --user must be non-empty, without spaces, ":", "," or "|"\n');
-    return 2;
+  if (parsed.help) {
+    io.stdout.write(USAGE);
+    return 0;
   }
-  if (groups !== undefined && (groups.length === 0 || !groups.every((g) => NAME.test(g)))) {
-    io.stderr.write('mcpware hash-key: --groups must list names without spaces, ":", "," or "|"\n');
-    return 2;
-  }
+  let { key } = parsed;
+  const { user, groups } = parsed;
   if (key === undefined) {
     try {
       key = await readKey(io);
@@ -135,8 +185,29 @@ async function hashKeyCommand(args: string[], io: Io): Promise<number> {
       `mcpware hash-key: warning: a ${key.length}-character key is easy to guess; use 32 random bytes or more\n`,
     );
   const hash = hashKey(key);
-  if (user === undefined) io.stdout.write(`${hash}\n`);
-  else io.stdout.write(`${user}:${hash}${groups ? ':' + groups.join('|') : ''}\n`);
+  io.stdout.write(`${user === undefined ? hash : entry(hash, user, groups)}\n`);
+  return 0;
+}
+
+/** `new-key`: a random key (32 bytes, base64url: visible ASCII a Bearer header carries) and its hash. */
+function newKeyCommand(args: string[], io: Io): number {
+  const parsed = keyArgs(args, false);
+  if (typeof parsed === 'string') {
+    io.stderr.write(`mcpware new-key: ${parsed}\n${parsed.startsWith('unknown option') ? USAGE : ''}`);
+    return 2;
+  }
+  if (parsed.help) {
+    io.stdout.write(USAGE);
+    return 0;
+  }
+  const key = randomBytes(32).toString('base64url');
+  const hash = hashKey(key);
+  io.stdout.write(`key:  ${key}\nhash: ${hash}\n`);
+  if (parsed.user !== undefined)
+    io.stdout.write(`MCP_API_KEYS entry: ${entry(hash, parsed.user, parsed.groups)}\n`);
+  io.stderr.write(
+    'Give the key to the client (Authorization: Bearer <key>) and keep only the hash in the configuration.\n',
+  );
   return 0;
 }
 
@@ -146,15 +217,26 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
   switch (command) {
     case 'hash-key':
       return hashKeyCommand(rest, io);
+    case 'new-key':
+      return newKeyCommand(rest, io);
+    case 'version':
+    case '--version':
+    case '-v':
+    case '-V':
+      io.stdout.write(`${packageVersion() ?? 'unknown'}\n`);
+      return 0;
     case undefined:
     case 'help':
     case '--help':
     case '-h':
       io.stdout.write(USAGE);
       return command === undefined ? 2 : 0;
-    default:
-      io.stderr.write(`mcpware: unknown command ${JSON.stringify(command)}\n${USAGE}`);
+    default: {
+      const near = closest(command.replace(/^--?/, ''), ['hash-key', 'new-key', 'version', 'help']);
+      const hint = near === undefined ? '' : `; did you mean ${command.startsWith('-') ? '--' : ''}${near}?`;
+      io.stderr.write(`mcpware: unknown command ${JSON.stringify(command)}${hint}\n${USAGE}`);
       return 2;
+    }
   }
 }
 

@@ -2,7 +2,9 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { hashKey, parseApiKeysEnv } from '../../lib/apikeys';
-import { run } from '../../bin/mcpware';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { packageVersion, run } from '../../bin/mcpware';
 
 async function cli(
   args: string[],
@@ -79,8 +81,19 @@ describe('mcpware hash-key', () => {
   });
 
   test('help', async () => {
-    expect((await cli(['--help'])).out).toMatch(/Usage:\n {2}mcpware hash-key/);
+    expect((await cli(['--help'])).out).toMatch(/Usage:\n {2}mcpware new-key/);
     expect((await cli([])).code).toBe(2);
+  });
+
+  test('--help lists every command', async () => {
+    const r = await cli(['--help']);
+    expect(r.code).toBe(0);
+    for (const c of ['new-key', 'hash-key', '--version']) expect(r.out).toContain(`mcpware ${c}`);
+  });
+
+  test('a misspelt command names the closest one', async () => {
+    expect((await cli(['newkey'])).err).toMatch(/unknown command "newkey"; did you mean new-key\?/);
+    expect((await cli(['--verison'])).err).toMatch(/did you mean --version\?/);
   });
 
   test('runs as a command (shebang file through tsx), key on standard input', async () => {
@@ -99,5 +112,71 @@ describe('mcpware hash-key', () => {
       child.stdin!.end(KEY);
     });
     expect(out).toBe(`${hashKey(KEY)}\n`);
+  });
+});
+
+describe('mcpware --version', () => {
+  const version = (
+    JSON.parse(readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
+      version: string;
+    }
+  ).version;
+
+  test.each([['--version'], ['-v'], ['version']])('%s prints the package version', async (flag) => {
+    expect(await cli([flag])).toEqual({ code: 0, out: `${version}\n`, err: '' });
+  });
+
+  test('is found from the installed layout (dist/cjs/bin, under its own type-only package.json)', () => {
+    const pkg = mkdtempSync(path.join(tmpdir(), 'mcpware-cli-'));
+    const bin = path.join(pkg, 'node_modules', 'mcpware', 'dist', 'cjs', 'bin');
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(path.join(pkg, 'package.json'), JSON.stringify({ name: 'my-app', version: '1.0.0' }));
+    writeFileSync(
+      path.join(bin, '..', '..', '..', 'package.json'),
+      JSON.stringify({ name: 'mcpware', version: '9.8.7' }),
+    );
+    writeFileSync(path.join(bin, '..', 'package.json'), JSON.stringify({ type: 'commonjs' }));
+    try {
+      expect(packageVersion(bin)).toBe('9.8.7');
+      expect(packageVersion(pkg)).toBeUndefined();
+    } finally {
+      rmSync(pkg, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('mcpware new-key', () => {
+  test('prints a random key and its hash; the key can travel in a Bearer header', async () => {
+    const r = await cli(['new-key']);
+    expect(r.code).toBe(0);
+    const m = /^key: {2}([A-Za-z0-9_-]{43})\nhash: (sha256:[0-9a-f]{64})\n$/.exec(r.out);
+    expect(m).not.toBeNull();
+    expect(m![2]).toBe(hashKey(m![1]!));
+    expect((await cli(['hash-key', m![1]!])).out).toBe(`${m![2]}\n`);
+    expect(r.err).toMatch(/keep only the hash/);
+    const again = await cli(['new-key']);
+    expect(again.out).not.toBe(r.out);
+  });
+
+  test('--user and --groups add the MCP_API_KEYS entry, which parses back', async () => {
+    const r = await cli(['new-key', '--user', 'alice', '--groups', 'admins,ops']);
+    const key = /^key: {2}(\S+)$/m.exec(r.out)![1]!;
+    const line = /^MCP_API_KEYS entry: (\S+)$/m.exec(r.out)![1]!;
+    expect(line).toBe(`alice:${hashKey(key)}:admins|ops`);
+    expect(parseApiKeysEnv(line)).toEqual({
+      ok: true,
+      keys: [{ userId: 'alice', hash: hashKey(key), groups: ['admins', 'ops'] }],
+    });
+  });
+
+  test.each<[string, string[], RegExp]>([
+    ['a key argument', ['new-key', 'mine'], /takes no key.*mcpware hash-key/],
+    ['a misspelt option', ['new-key', '--usr', 'a'], /unknown option --usr; did you mean --user\?/],
+    ['--groups without --user', ['new-key', '--groups', 'a'], /--groups needs --user/],
+  ])('refuses %s with exit code 2', async (_n, args, msg) => {
+    const r = await cli(args);
+    expect(r.code).toBe(2);
+    expect(r.out).toBe('');
+    expect(r.err).toMatch(msg);
   });
 });
