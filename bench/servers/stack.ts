@@ -151,6 +151,8 @@ export function fullStack(name: string, outDir: string, redis?: RedisClientLike)
         logger: quietLogger,
       }),
     ],
+    // The limiter's gate sits after authentication, as mcpEndpoint() mounts it.
+    ['limitsGate', lim.gate],
     ['limits', lim],
     ['redact', redact({ mode: 'mask' })],
     ['dispatch', dispatcher(tools, (process.env.BENCH_WITHOUT ?? '').split(',').includes('apiKeyAuth'))],
