@@ -5,12 +5,16 @@
  * - Modern (2026-07-28): every request carries the `_meta` envelope (protocolVersion, clientCapabilities,
  *   clientInfo) and the headers `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` (tools/call, prompts/get,
  *   resources/read; Base64 sentinel when needed) and the `Mcp-Param-*` headers the tool's `x-mcp-header`
- *   annotations ask for (schemas fetched once with tools/list, or given).
- * - Legacy (2025-11-25): `initialize` + `notifications/initialized` before the first call (once), then plain
- *   requests with `MCP-Protocol-Version`.
+ *   annotations ask for: learned from the `tools/list` answers this client has received, or given per call.
+ *   The client sends only the requests the test asks for; `autoParamHeaders: true` lets it fetch tools/list
+ *   once on its own before the first tools/call.
+ * - Legacy (2025-11-25): `initialize` + `notifications/initialized` before the first call (once, unless
+ *   `autoInitialize: false`), then plain requests with `MCP-Protocol-Version`.
  *
  * Every method returns supertest's response (`status`, `headers`, `body`), whatever the status.
- * Servers are bound to 127.0.0.1 (an app or a server that is not listening yet is started there).
+ * Servers are bound to 127.0.0.1 (an app or a server that is not listening yet is started there). A server the
+ * client starts never keeps the process alive (its handle and connections are unref'd), so a test that fails
+ * before `close()` does not leave the test runner waiting.
  *
  * @see docs/guides/testing.md
  */
@@ -101,7 +105,11 @@ export interface McpTestClientOptions {
   clientInfo?: { name: string; version: string; [k: string]: unknown } | null;
   /** Legacy: send `initialize` before the first other request. Default true. */
   autoInitialize?: boolean;
-  /** Modern: fetch tools/list once to learn the `Mcp-Param-*` headers of tools/call. Default true. */
+  /**
+   * Modern: before the first tools/call, fetch tools/list on its own (an extra request) to learn the
+   * `Mcp-Param-*` headers. Default false: they come from the tools/list answers this client received, or from
+   * the call's `inputSchema` / `paramHeaders`.
+   */
   autoParamHeaders?: boolean;
 }
 
@@ -194,7 +202,7 @@ export class McpTestClient {
     const o = optionsObject(FACTORY, options);
     knownKeys(FACTORY, o, CLIENT_OPTIONS);
     boolOption(FACTORY, 'autoInitialize', o.autoInitialize, true);
-    boolOption(FACTORY, 'autoParamHeaders', o.autoParamHeaders, true);
+    boolOption(FACTORY, 'autoParamHeaders', o.autoParamHeaders, false);
     if (o.headers !== undefined) optionsObject(FACTORY, o.headers, 'option "headers"');
     this.#target = target;
     this.#opts = o;
@@ -220,6 +228,7 @@ export class McpTestClient {
     } else server = t;
     if (!server.listening) {
       if (!this.#ownServer) this.#ownServer = server;
+      detach(server);
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         server.listen(0, '127.0.0.1', () => {
@@ -275,7 +284,7 @@ export class McpTestClient {
       !this.#schemas &&
       !opts.paramHeaders &&
       !opts.inputSchema &&
-      this.#opts.autoParamHeaders !== false
+      this.#opts.autoParamHeaders === true
     ) {
       await this.#learnSchemas(opts);
     }
@@ -416,7 +425,23 @@ export class McpTestClient {
     if (id !== undefined) msg.id = id;
     msg.method = method;
     msg.params = p;
-    return this.post(JSON.stringify(msg), this.#finalHeaders(headers, opts));
+    const res = await this.post(JSON.stringify(msg), this.#finalHeaders(headers, opts));
+    if (method === 'tools/list') this.#learnFrom(res);
+    return res;
+  }
+
+  /** Keep each listed tool's x-mcp-header annotations (a tool listed again replaces what was kept). */
+  #learnFrom(res: McpResponse): void {
+    const result: unknown = res.body?.result;
+    if (res.status !== 200 || !isObj(result) || !Array.isArray(result.tools)) return;
+    const map = (this.#schemas ??= new Map());
+    for (const t of result.tools as unknown[]) {
+      if (!isObj(t) || typeof t.name !== 'string') continue;
+      const r = paramHeaders(t.inputSchema);
+      // Clients MUST drop tools with invalid annotations; here they simply get no Mcp-Param-* headers.
+      if (r.ok) map.set(t.name, r.params);
+      else map.delete(t.name);
+    }
   }
 
   async #paramHeaders(
@@ -429,16 +454,15 @@ export class McpTestClient {
     if (opts.inputSchema) {
       const r = paramHeaders(opts.inputSchema);
       params = r.ok ? r.params : undefined;
-    } else if (this.#opts.autoParamHeaders !== false) {
-      if (!this.#schemas) await this.#learnSchemas(opts);
+    } else {
       params = this.#schemas?.get(name);
     }
     return params ? paramHeaderValues(params, args, encodeHeaderValue) : {};
   }
 
-  /** Walk tools/list (following cursors, at most 100 pages) and keep each tool's x-mcp-header annotations. */
+  /** Walk tools/list (following cursors, at most 100 pages): the opt-in `autoParamHeaders` fetch. */
   async #learnSchemas(opts: RequestOptions): Promise<void> {
-    const map = new Map<string, readonly ParamHeader[]>();
+    this.#schemas ??= new Map();
     let cursor: string | undefined;
     for (let page = 0; page < 100; page++) {
       const res = await this.#send(
@@ -447,18 +471,10 @@ export class McpTestClient {
         { headers: opts.headers },
         this.#nextId++,
       );
-      const result = res.body?.result;
-      if (res.status !== 200 || !isObj(result) || !Array.isArray(result.tools)) break;
-      for (const t of result.tools as unknown[]) {
-        if (!isObj(t) || typeof t.name !== 'string') continue;
-        const r = paramHeaders(t.inputSchema);
-        // Clients MUST drop tools with invalid annotations; here they simply get no Mcp-Param-* headers.
-        if (r.ok) map.set(t.name, r.params);
-      }
-      if (typeof result.nextCursor !== 'string') break;
+      const result: unknown = res.body?.result;
+      if (res.status !== 200 || !isObj(result) || typeof result.nextCursor !== 'string') break;
       cursor = result.nextCursor;
     }
-    this.#schemas = map;
   }
 
   // Convenience methods ---------------------------------------------------------------------------------------
@@ -466,9 +482,15 @@ export class McpTestClient {
   discover(opts?: RequestOptions): Promise<McpResponse> {
     return this.request('server/discover', {}, opts);
   }
+  /**
+   * A request any server answers, for liveness and auth checks: `ping` in the legacy era, `server/discover` in
+   * the modern one (2026-07-28 removed ping; a modern `ping` is answered 404 / -32601). To send a modern `ping`
+   * on purpose, use `request('ping')`.
+   */
   ping(opts?: RequestOptions): Promise<McpResponse> {
-    return this.request('ping', {}, opts);
+    return this.request(this.era === 'modern' ? 'server/discover' : 'ping', {}, opts);
   }
+  /** `tools/list`; the answer's `x-mcp-header` annotations are kept for the `Mcp-Param-*` headers of later calls. */
   listTools(params: JsonObject = {}, opts?: RequestOptions): Promise<McpResponse> {
     return this.request('tools/list', params, opts);
   }
@@ -497,6 +519,15 @@ export class McpTestClient {
   complete(params: JsonObject, opts?: RequestOptions): Promise<McpResponse> {
     return this.request('completion/complete', params, opts);
   }
+}
+
+/**
+ * A server this client starts must not keep the process alive: a test that fails before `close()` would
+ * otherwise leave the test runner waiting for its listening handle and its keep-alive connections.
+ */
+function detach(server: Server): void {
+  server.unref();
+  server.on('connection', (socket) => socket.unref());
 }
 
 function isObj(v: unknown): v is JsonObject {

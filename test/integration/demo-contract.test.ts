@@ -82,7 +82,7 @@ describe('the demo in both eras', () => {
   afterAll(() => d.stop());
 
   describe.each(['modern', 'legacy'] as const)('%s', (era) => {
-    const client = (headers = AUTH) => new McpTestClient(d.url, { era, headers });
+    const client = (headers = AUTH) => new McpTestClient(d.url, { era, headers, autoParamHeaders: true });
 
     test('hello: structuredContent plus the same JSON as text, with an outputSchema', async () => {
       const c = client();

@@ -82,7 +82,7 @@ function expectForbiddenMember(r: McpResponse): void {
 }
 
 describe.each(['modern', 'legacy'] as const)('%s, every other position against the demo', (era) => {
-  const client = () => new McpTestClient(d.url, { era, headers: AUTH });
+  const client = () => new McpTestClient(d.url, { era, headers: AUTH, autoParamHeaders: true });
   /** Send `make(name)` and `make(BASE)`: the answers must be the same but for the name. */
   const same = async (name: string, make: (c: McpTestClient, n: string) => Promise<McpResponse>) => {
     const c = client();

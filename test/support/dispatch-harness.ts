@@ -85,7 +85,8 @@ export async function stack(
   return {
     server,
     base,
-    client: (o = {}) => new McpTestClient(base, o),
+    // These servers' tests call x-mcp-header tools without listing them first: the client fetches tools/list.
+    client: (o = {}) => new McpTestClient(base, { autoParamHeaders: true, ...o }),
     close: () => close(server),
   };
 }
