@@ -250,14 +250,12 @@ describe('parse() options are validated at construction', () => {
 
 describe.each(FLAVOURS)('rejectBatch() on %s', (flavour) => {
   const server = makeServer(flavour, [rejectBatch()]);
-  test.each([
-    ['[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]'],
-    ['[]'],
-    ['  \n\t [1]'],
-    ['\uFEFF[1]'],
-  ])('%j → 400 -32600, no id', async (body) => {
-    expectJsonRpcError(await post(server, body), 400, -32600);
-  });
+  test.each([['[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]'], ['[]'], ['  \n\t [1]'], ['\uFEFF[1]']])(
+    '%j → 400 -32600, no id',
+    async (body) => {
+      expectJsonRpcError(await post(server, body), 400, -32600);
+    },
+  );
   test('a malformed array is invalid JSON, not a batch → 400 -32700, no id', async () => {
     expectJsonRpcError(await post(server, '[{"a":1}'), 400, -32700);
   });
