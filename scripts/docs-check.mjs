@@ -6,7 +6,9 @@
  *   2. Every ```ts block in README.md, CONTRIBUTING.md, CHANGELOG.md and docs/**\/*.md type-checks (tsc --noEmit,
  *      module nodenext), with `mcpware` and `mcpware/*` mapped to the source as package.json's exports map them.
  *      A block marked ```ts ignore is skipped. Placeholders the snippets share are in docs/snippet-globals.d.ts.
- *   3. Every relative link in those files resolves to a file, and an anchor to a heading of the target page.
+ *   3. Every relative link in those files resolves to a file, and an anchor to a heading of the target page. A page
+ *      the package ships (package.json "files") links only to files it ships: anything else (examples/, bench/,
+ *      CONTRIBUTING.md) is an absolute repository URL, so an installed package holds no dead link.
  *   4. Every page under docs/middleware/ and docs/handlers/ has the sections Usage, Options, Refusals,
  *      `req.locals` and Examples, in that order.
  *   5. Those files are formatted by prettier, prose wrapped (.prettierignore leaves markdown out of `npm run lint`,
@@ -252,6 +254,18 @@ function anchorsOf(text) {
   return anchors;
 }
 
+/** package.json "files" (npm ships package.json itself too), and the repository's web address for links. */
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+const SHIPPED = ['package.json', ...(pkg.files ?? [])].map((f) => f.replace(/\/+$/, ''));
+const REPOSITORY = String(pkg.repository?.url ?? pkg.repository ?? '')
+  .replace(/^git\+/, '')
+  .replace(/\.git$/, '');
+
+/** Whether the package ships this path (relative to the root). */
+function shipped(rel) {
+  return SHIPPED.some((f) => rel === f || rel.startsWith(f + '/'));
+}
+
 function checkLinks(files) {
   let count = 0;
   for (const file of files) {
@@ -272,6 +286,12 @@ function checkLinks(files) {
         if (!existsSync(dest)) {
           problems.push(`${where}: link to ${target}: no such file`);
           continue;
+        }
+        const rel = relative(root, dest).split('\\').join('/');
+        if (shipped(file) && !shipped(rel)) {
+          problems.push(
+            `${where}: link to ${target}: ${rel} is not in the package (package.json "files"); link to ${REPOSITORY}/blob/main/${rel}${anchor ? '#' + anchor : ''} instead`,
+          );
         }
         if (anchor && dest.endsWith('.md') && !anchorsOf(readFileSync(dest, 'utf8')).has(anchor)) {
           problems.push(`${where}: link to ${target}: no heading #${anchor} in ${relative(root, dest)}`);

@@ -6,7 +6,7 @@
  */
 import { constants as fsConstants } from 'node:fs';
 import { open, readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { CatalogueConfig } from './options.js';
 import { CatalogueError } from './types.js';
 
@@ -34,8 +34,29 @@ export async function walk(root: string, r: CatalogueConfig): Promise<string[]> 
       // Symbolic links, sockets, FIFOs and devices are skipped: a link could point outside the folder.
     }
   }
-  await visit('', 0);
+  try {
+    await visit('', 0);
+  } catch (err) {
+    throw missingFolder(root, err) ?? err;
+  }
   return out;
+}
+
+/**
+ * The catalogue folder itself missing (or a file): an error naming the folder as given and as resolved from the
+ * working directory, instead of a bare ENOENT; a relative path is the usual cause (the sample catalogue lives in
+ * a clone of the repository, not in the installed package).
+ */
+function missingFolder(root: string, err: unknown): CatalogueError | undefined {
+  const code = (err as { code?: unknown; path?: unknown } | null)?.code;
+  const path = (err as { path?: unknown } | null)?.path;
+  if ((code !== 'ENOENT' && code !== 'ENOTDIR') || path !== root) return undefined;
+  const abs = resolve(root);
+  return new CatalogueError(
+    `catalogue: the folder "${root}" does not exist${abs === root ? '' : ` (resolved to ${abs} from the working directory ${process.cwd()})`}` +
+      ': pass the path of a folder of markdown files',
+    [],
+  );
 }
 
 /** Read one file, refusing links (O_NOFOLLOW where the platform has it) and anything over the size bound. */

@@ -298,7 +298,9 @@ describe('loadCatalogue', () => {
   });
 
   test('a missing folder rejects', async () => {
-    await expect(loadCatalogue(join(root, 'does-not-exist'))).rejects.toThrow(/ENOENT/);
+    await expect(loadCatalogue(join(root, 'does-not-exist'))).rejects.toThrow(
+      /catalogue: the folder ".*does-not-exist" does not exist/,
+    );
   });
 });
 
