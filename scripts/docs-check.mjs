@@ -8,7 +8,7 @@
  *      A block marked ```ts ignore is skipped. Placeholders the snippets share are in docs/snippet-globals.d.ts.
  *   3. Every relative link in those files resolves to a file, and an anchor to a heading of the target page. A page
  *      the package ships (package.json "files") links only to files it ships: anything else (examples/, bench/,
- *      CONTRIBUTING.md) is an absolute repository URL, so an installed package holds no dead link.
+ *      CONTRIBUTING.md) is named as text, so an installed package holds no dead link.
  *   4. Every page under docs/middleware/ and docs/handlers/ has the sections Usage, Options, Refusals,
  *      `req.locals` and Examples, in that order.
  *   5. Those files are formatted by prettier, prose wrapped (.prettierignore leaves markdown out of `npm run lint`,
@@ -254,12 +254,9 @@ function anchorsOf(text) {
   return anchors;
 }
 
-/** package.json "files" (npm ships package.json itself too), and the repository's web address for links. */
+/** package.json "files" (npm ships package.json itself too). */
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const SHIPPED = ['package.json', ...(pkg.files ?? [])].map((f) => f.replace(/\/+$/, ''));
-const REPOSITORY = String(pkg.repository?.url ?? pkg.repository ?? '')
-  .replace(/^git\+/, '')
-  .replace(/\.git$/, '');
 
 /** Whether the package ships this path (relative to the root). */
 function shipped(rel) {
@@ -290,7 +287,7 @@ function checkLinks(files) {
         const rel = relative(root, dest).split('\\').join('/');
         if (shipped(file) && !shipped(rel)) {
           problems.push(
-            `${where}: link to ${target}: ${rel} is not in the package (package.json "files"); link to ${REPOSITORY}/blob/main/${rel}${anchor ? '#' + anchor : ''} instead`,
+            `${where}: link to ${target}: ${rel} is not in the package (package.json "files"); name it as text (it is in the source repository only) or ship it`,
           );
         }
         if (anchor && dest.endsWith('.md') && !anchorsOf(readFileSync(dest, 'utf8')).has(anchor)) {
