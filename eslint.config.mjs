@@ -17,6 +17,7 @@ export default tseslint.config(
     files: [
       'index.ts',
       'lib/**/*.ts',
+      'core/**/*.ts',
       'middleware/**/*.ts',
       'handlers/**/*.ts',
       'testing/**/*.ts',

@@ -16,19 +16,14 @@ export type {
   RefusalRecord,
   RequestLocals,
   ResponseRecord,
-} from './middleware/types.js';
+} from './core/types.js';
 export { ErrorCode, McpError, REFUSALS } from './lib/errors.js';
 export type { ErrorCodeValue, JsonRpcError, Refusal, RefusalReason, RequestId } from './lib/errors.js';
 export { LATEST_LEGACY_VERSION, LATEST_MODERN_VERSION, SUPPORTED_VERSIONS } from './lib/revisions.js';
 export type { McpRequest } from './lib/request.js';
 export type { JsonObject } from './lib/jsonrpc.js';
-export {
-  DEFAULT_BODY_LIMIT,
-  isJsonContentType,
-  parseByteSize,
-  parseRequest,
-} from './middleware/internal/parse-step.js';
-export type { BodyOptions } from './middleware/internal/parse-step.js';
+export { DEFAULT_BODY_LIMIT, isJsonContentType, parseByteSize, parseRequest } from './core/parse-step.js';
+export type { BodyOptions } from './core/parse-step.js';
 export { compose } from './middleware/compose/index.js';
 export type { ComposeOptions, Composed } from './middleware/compose/index.js';
 export { getMcp, mcpOf, parse } from './middleware/parse/index.js';
@@ -129,7 +124,7 @@ export type {
   ToolOverride,
   ToolView,
 } from './middleware/tool-filter/index.js';
-export { HANDLER_METHODS } from './handlers/contract.js';
+export { HANDLER_METHODS } from './core/contract.js';
 export type {
   CacheHint,
   CallContext,
@@ -140,7 +135,7 @@ export type {
   InputRequest,
   InputRequiredRequest,
   InputRequiredResult,
-} from './handlers/contract.js';
+} from './core/contract.js';
 export type { Awaitable, Completer, ContentAnnotations, Icon } from './handlers/shared.js';
 export {
   ToolRegistry,

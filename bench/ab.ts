@@ -14,9 +14,10 @@
  *     `bench/.out/results-instructions.json` that command recorded in another checkout. Writes
  *     bench/.out/ab-instructions.json.
  *
- * A source tree needs index.ts, lib/, middleware/ and handlers/ in this checkout's layout, because the servers
- * under bench/servers/ import the library by path (e.g. `mkdir /tmp/x && cp -r index.ts lib middleware
- * handlers /tmp/x`). A checkout of another layout is counted with its own bench/ and compared as a FILE.
+ * A source tree needs index.ts, lib/, core/, middleware/ and handlers/ in this checkout's layout, because the
+ * servers under bench/servers/ import the library by path (e.g. `mkdir /tmp/x && cp -r index.ts lib core
+ * middleware handlers /tmp/x`). A checkout of another layout is counted with its own bench/ and compared as a
+ * FILE.
  *
  * @see bench/README.md
  */

@@ -1,5 +1,5 @@
 /**
- * Compile what the benchmark runs (index.ts, lib/, middleware/, handlers/ and bench/) to CommonJS JavaScript
+ * Compile what the benchmark runs (index.ts, lib/, core/, middleware/, handlers/ and bench/) to CommonJS JavaScript
  * under node_modules/.cache/mcpware-bench/build, file by file with TypeScript's own transpiler and the same
  * target as `dist/cjs`.
  *
@@ -21,7 +21,7 @@ export const RESULTS_FILE = path.join(ROOT, 'bench', 'results', 'RESULTS.md');
 export const CACHE = path.join(ROOT, 'node_modules', '.cache', 'mcpware-bench');
 export const BUILD = path.join(CACHE, 'build');
 
-const SOURCES = ['index.ts', 'lib', 'middleware', 'handlers', 'bench'];
+const SOURCES = ['index.ts', 'lib', 'core', 'middleware', 'handlers', 'bench'];
 
 function walk(p: string, out: string[]): void {
   const st = fs.statSync(p);
@@ -39,7 +39,11 @@ function walk(p: string, out: string[]): void {
  */
 export function build(src: string = ROOT, out: string = BUILD): number {
   const files: string[] = [];
-  for (const s of SOURCES) walk(path.join(s === 'bench' ? ROOT : src, s), files);
+  for (const s of SOURCES) {
+    const dir = path.join(s === 'bench' ? ROOT : src, s);
+    // A tree of an older layout may lack a folder (core/); the servers' imports decide whether it can run.
+    if (fs.existsSync(dir)) walk(dir, files);
+  }
   const options: ts.CompilerOptions = {
     target: ts.ScriptTarget.ES2022,
     module: ts.ModuleKind.CommonJS,

@@ -47,11 +47,12 @@ export function summarize(file: string, top = 30, inclusive: string[] = [], requ
   const selfFn = new Map<string, number>();
   const selfFile = new Map<string, number>();
   const incl = new Map<string, number>();
-  // Owner: the innermost frame in mcpware's own code (lib/, middleware/, index) on the sampled stack, so that
+  // Owner: the innermost frame in mcpware's own code (lib/, core/, middleware/, index) on the sampled stack, so that
   // time spent in a dependency (winston, prom-client, ajv, node:crypto) is charged to the mcpware code that
   // called it. Samples with no such frame are charged to the innermost frame's file.
   const owner = new Map<string, number>();
-  const ownUrl = (url: string): boolean => /\/mcpware-bench\/build[^/]*\/(lib|middleware|index)/.test(url);
+  const ownUrl = (url: string): boolean =>
+    /\/mcpware-bench\/build[^/]*\/(lib|core|middleware|index)/.test(url);
   for (const [id, t] of time) {
     const n = byId.get(id)!;
     const fn = n.callFrame.functionName || '(anonymous)';

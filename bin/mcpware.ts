@@ -18,7 +18,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { hashKey } from '../lib/apikeys.js';
-import { closest } from '../middleware/internal/options.js';
+import { closest } from '../core/options.js';
 
 export interface Io {
   stdin: NodeJS.ReadableStream & { isTTY?: boolean };

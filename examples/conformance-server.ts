@@ -20,7 +20,7 @@ import { classifyRevision } from '../middleware/classify-revision/index.js';
 import { completion } from '../handlers/completion/index.js';
 import { dispatch } from '../middleware/dispatch/index.js';
 import { guardOrigin } from '../middleware/guard-origin/index.js';
-import type { CallContext } from '../handlers/contract.js';
+import type { CallContext } from '../core/contract.js';
 import { methodGuard } from '../middleware/method-guard/index.js';
 import { parse } from '../middleware/parse/index.js';
 import { type PromptDefinition, type PromptSource, prompts } from '../handlers/prompts/index.js';

@@ -7,8 +7,8 @@ import { ErrorCode, McpError } from '../lib/errors.js';
 import { type Page, paginate } from '../lib/cursor.js';
 import type { JsonObject } from '../lib/jsonrpc.js';
 import { type ChangeFeed, isChangeFeed } from './changes/index.js';
-import type { CacheHint, CallContext } from './contract.js';
-import { badOption } from '../middleware/internal/options.js';
+import type { CacheHint, CallContext } from '../core/contract.js';
+import { badOption } from '../core/options.js';
 
 /** A value or a promise of it: sources may be synchronous or not. */
 export type Awaitable<T> = T | Promise<T>;

@@ -32,7 +32,7 @@ import { META } from '../lib/meta.js';
 import { LATEST_LEGACY_VERSION, LATEST_MODERN_VERSION } from '../lib/revisions.js';
 import { encodeHeaderValue } from '../lib/sentinel.js';
 import { type ParamHeader, paramHeaderValues, paramHeaders } from '../lib/xmcpheader.js';
-import { boolOption, knownKeys, oneOf, optionsObject, stringOption } from '../middleware/internal/options.js';
+import { boolOption, knownKeys, oneOf, optionsObject, stringOption } from '../core/options.js';
 
 export type Era = 'modern' | 'legacy';
 

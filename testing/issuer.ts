@@ -18,7 +18,7 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import type { Socket } from 'node:net';
 import { createHmac } from 'node:crypto';
 import { type CryptoKey, type JWK, SignJWT, exportJWK, exportSPKI, generateKeyPair } from 'jose';
-import { badOption, knownKeys, oneOf, optionsObject, stringOption } from '../middleware/internal/options.js';
+import { badOption, knownKeys, oneOf, optionsObject, stringOption } from '../core/options.js';
 
 export type TestAlg = 'RS256' | 'ES256';
 

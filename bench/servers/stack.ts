@@ -30,7 +30,7 @@ import { parse } from '../../middleware/parse/index.js';
 import { redact } from '../../middleware/redact/index.js';
 import { rejectBatch } from '../../middleware/reject-batch/index.js';
 import { ToolRegistry } from '../../handlers/tools/index.js';
-import type { Middleware } from '../../middleware/types.js';
+import type { Middleware } from '../../index.js';
 import { BENCH_KEY, ECHO_INPUT_SCHEMA, SERVER_INFO, TOOL_DESCRIPTION, TOOL_NAME } from '../workloads.js';
 import type { StatsProvider } from './common.js';
 

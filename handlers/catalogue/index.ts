@@ -20,7 +20,7 @@ import { type ResourceBody, decodeUtf8, mimeForPath } from '../../lib/content.js
 import { placeholders } from '../../lib/render.js';
 import type { PromptDefinition } from '../prompts/types.js';
 import type { ResourceEntry } from '../resources/types.js';
-import { badOption } from '../../middleware/internal/options.js';
+import { badOption } from '../../core/options.js';
 import { readBounded, walk } from './files.js';
 import { firstParagraph, optString, readArguments, splitFrontmatter, templateOf } from './markdown.js';
 import { type CatalogueConfig, F, resolveCatalogueOptions } from './options.js';

@@ -4,13 +4,7 @@
  *
  * @see docs/handlers/catalogue.md
  */
-import {
-  badOption,
-  boolOption,
-  intOption,
-  knownKeys,
-  optionsObject,
-} from '../../middleware/internal/options.js';
+import { badOption, boolOption, intOption, knownKeys, optionsObject } from '../../core/options.js';
 import type { CatalogueOptions } from './types.js';
 
 export const F = 'loadCatalogue';

@@ -11,8 +11,8 @@
  *
  * @see docs/handlers/changes.md
  */
-export { CHANGES, ChangeFeed, changesOf, isChangeFeed } from './feed.js';
-export type { ChangeEvent, ChangeListener } from './feed.js';
+export { CHANGES, ChangeFeed, changesOf, isChangeFeed } from '../../core/change-feed.js';
+export type { ChangeEvent, ChangeListener } from '../../core/change-feed.js';
 export { redisChangeFeed } from './redis.js';
 export type {
   RedisChangeFeed,

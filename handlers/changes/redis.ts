@@ -12,7 +12,7 @@
  * @see docs/handlers/changes.md
  */
 import { randomBytes } from 'node:crypto';
-import { errorMeta, log } from '../../middleware/internal/log.js';
+import { errorMeta, log } from '../../core/log.js';
 import {
   badOption,
   fnOption,
@@ -20,10 +20,10 @@ import {
   loggerOption,
   optionsObject,
   stringOption,
-} from '../../middleware/internal/options.js';
-import { stderrLogger } from '../../middleware/internal/respond.js';
-import type { Logger } from '../../middleware/types.js';
-import { type ChangeEvent, ChangeFeed } from './feed.js';
+} from '../../core/options.js';
+import { stderrLogger } from '../../core/respond.js';
+import type { Logger } from '../../core/types.js';
+import { type ChangeEvent, ChangeFeed } from '../../core/change-feed.js';
 import { type WireDropReason, decodeWire, encodeWire } from './wire.js';
 
 const F = 'redisChangeFeed';

@@ -6,7 +6,7 @@
  *   {"v":1,"from":"3f9c0a1b2c3d4e5f","type":"listChanged"}
  *   {"v":1,"from":"3f9c0a1b2c3d4e5f","type":"updated","uri":"notes://today"}
  */
-import type { ChangeEvent } from './feed.js';
+import type { ChangeEvent } from '../../core/change-feed.js';
 
 /** The version this code writes and the only one it reads. */
 export const WIRE_VERSION = 1;

@@ -8,8 +8,8 @@
  */
 import { ErrorCode, McpError } from '../../lib/errors.js';
 import type { JsonObject } from '../../lib/jsonrpc.js';
-import type { CallContext } from '../contract.js';
-import { badOption, knownKeys, optionsObject } from '../../middleware/internal/options.js';
+import type { CallContext } from '../../core/contract.js';
+import { badOption, knownKeys, optionsObject } from '../../core/options.js';
 import { COMPLETER, type Completer, clip, isObject, isObjectLike } from '../shared.js';
 
 /** The most values one completion carries (the spec's cap). */

@@ -10,7 +10,7 @@
 import { ErrorCode, McpError } from '../../lib/errors.js';
 import type { JsonObject } from '../../lib/jsonrpc.js';
 import { CHANGES } from '../changes/index.js';
-import type { CallContext } from '../contract.js';
+import type { CallContext } from '../../core/contract.js';
 import { COMPLETER, clip, pageOrThrow, withCache } from '../shared.js';
 import { type PromptsConfig, resolvePromptsOptions } from './options.js';
 import { checkDefinition, getPrompt, publicPrompt, readArguments } from './render.js';

@@ -6,15 +6,9 @@
  */
 import { DEFAULT_MAX_RENDERED } from '../../lib/render.js';
 import type { ChangeFeed } from '../changes/index.js';
-import type { CacheHint } from '../contract.js';
+import type { CacheHint } from '../../core/contract.js';
 import { checkCache, checkChanges, checkPageSize, checkSources } from '../shared.js';
-import {
-  badOption,
-  fnOption,
-  intOption,
-  knownKeys,
-  optionsObject,
-} from '../../middleware/internal/options.js';
+import { badOption, fnOption, intOption, knownKeys, optionsObject } from '../../core/options.js';
 import { checkDefinition } from './render.js';
 import type { PromptDefinition, PromptSource, PromptsOptions } from './types.js';
 

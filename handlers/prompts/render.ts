@@ -8,9 +8,9 @@ import { ErrorCode, McpError } from '../../lib/errors.js';
 import type { JsonObject } from '../../lib/jsonrpc.js';
 import { type InputRequiredResult, isInputRequiredResult } from '../../lib/mrtr.js';
 import { renderTemplate } from '../../lib/render.js';
-import type { CallContext } from '../contract.js';
+import type { CallContext } from '../../core/contract.js';
 import { clip, copyOptional, isObject, isObjectLike } from '../shared.js';
-import { badOption } from '../../middleware/internal/options.js';
+import { badOption } from '../../core/options.js';
 import type { PromptDefinition, PromptGetResult, PromptMessage } from './types.js';
 
 const PROMPT_FIELDS = ['title', 'description', 'icons', '_meta'] as const;

@@ -5,7 +5,7 @@
  */
 import { type ResourceBody, bodyByteLength } from '../../lib/content.js';
 import { isObjectLike } from '../shared.js';
-import { badOption } from '../../middleware/internal/options.js';
+import { badOption } from '../../core/options.js';
 import { publicEntry } from './read.js';
 import type { MemoryResource, ResourceEntry, ResourceSource } from './types.js';
 

@@ -7,15 +7,9 @@
 import { LEGACY_RESOURCE_NOT_FOUND } from '../../lib/encode.js';
 import { type ParsedTemplate, parseTemplate } from '../../lib/uritemplate.js';
 import type { ChangeFeed } from '../changes/index.js';
-import type { CacheHint } from '../contract.js';
+import type { CacheHint } from '../../core/contract.js';
 import { checkCache, checkChanges, checkPageSize, checkSources, isObject } from '../shared.js';
-import {
-  badOption,
-  fnOption,
-  intOption,
-  knownKeys,
-  optionsObject,
-} from '../../middleware/internal/options.js';
+import { badOption, fnOption, intOption, knownKeys, optionsObject } from '../../core/options.js';
 import type { ResourceSource, ResourceTemplate, ResourcesOptions } from './types.js';
 
 const F = 'resources';

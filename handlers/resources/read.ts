@@ -10,7 +10,7 @@ import { type ResourceBody, type ResourceContents, toResourceContents } from '..
 import { type InputRequiredResult, isInputRequiredResult } from '../../lib/mrtr.js';
 import { LEGACY_RESOURCE_NOT_FOUND } from '../../lib/encode.js';
 import { matchTemplate } from '../../lib/uritemplate.js';
-import type { CallContext } from '../contract.js';
+import type { CallContext } from '../../core/contract.js';
 import { clip, copyOptional, withCache } from '../shared.js';
 import type { ResourcesConfig } from './options.js';
 import type { ResourceEntry, ResourceItem, ResourceSource, ResourceTemplate } from './types.js';

@@ -8,7 +8,7 @@ import type { JsonObject } from '../../lib/jsonrpc.js';
 import type { ResourceBody, ResourceContents } from '../../lib/content.js';
 import type { InputRequiredResult } from '../../lib/mrtr.js';
 import { CHANGES, type ChangeFeed } from '../changes/index.js';
-import type { CacheHint, CallContext } from '../contract.js';
+import type { CacheHint, CallContext } from '../../core/contract.js';
 import { type Awaitable, COMPLETER, type Completer, type ContentAnnotations, type Icon } from '../shared.js';
 
 /** A resource as `resources/list` shows it (MCP `Resource`; a tool's `resource_link` block is one too). */

@@ -9,7 +9,7 @@ import { deepFreeze } from '../../lib/encode.js';
 import type { Era } from '../../lib/errors.js';
 import type { JsonObject } from '../../lib/jsonrpc.js';
 import { type ParamHeader, paramHeaders as scanParamHeaders } from '../../lib/xmcpheader.js';
-import { closest } from '../../middleware/internal/options.js';
+import { closest } from '../../core/options.js';
 import { clip, isObject } from '../shared.js';
 import type {
   JsonSchema,

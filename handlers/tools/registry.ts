@@ -22,10 +22,10 @@ import type { JsonObject } from '../../lib/jsonrpc.js';
 import { isInputRequiredResult } from '../../lib/mrtr.js';
 import { type ParamHeader, checkParamHeaders } from '../../lib/xmcpheader.js';
 import { CHANGES, ChangeFeed } from '../changes/index.js';
-import { type CallContext, HANDLER_METHODS } from '../contract.js';
+import { type CallContext, HANDLER_METHODS } from '../../core/contract.js';
 import { type Awaitable, checkPageSize, clip, isObject, pageOrThrow } from '../shared.js';
-import { errorMeta, log } from '../../middleware/internal/log.js';
-import { then } from '../../middleware/internal/maybe-promise.js';
+import { errorMeta, log } from '../../core/log.js';
+import { then } from '../../core/maybe-promise.js';
 import {
   badOption,
   boolOption,
@@ -34,15 +34,10 @@ import {
   knownKeys,
   loggerOption,
   optionsObject,
-} from '../../middleware/internal/options.js';
-import { stderrLogger } from '../../middleware/internal/respond.js';
-import {
-  TOOL_VIEWS_APPLIED,
-  exposeThrough,
-  resolveThrough,
-  toolViewsOf,
-} from '../../middleware/tool-filter/views.js';
-import type { Logger } from '../../middleware/types.js';
+} from '../../core/options.js';
+import { stderrLogger } from '../../core/respond.js';
+import { TOOL_VIEWS_APPLIED, exposeThrough, resolveThrough, toolViewsOf } from '../../core/tool-views.js';
+import type { Logger } from '../../core/types.js';
 import { type Entry, definition, prepareEntry } from './entry.js';
 import type {
   CallToolResult,

@@ -24,10 +24,10 @@ import {
 import { type AuthDecision, type AuthMiddleware, chainMiddleware } from '../auth/chain.js';
 import { CHALLENGE_OPTIONS, type ChallengeOptions, resolveChallenge } from '../auth/challenge.js';
 import { escapeIdentity } from '../../lib/sanitize.js';
-import { log } from '../internal/log.js';
-import { boolOption, knownKeys, loggerOption, optionsObject } from '../internal/options.js';
-import { stderrLogger } from '../internal/respond.js';
-import type { Logger, Principal } from '../types.js';
+import { log } from '../../core/log.js';
+import { boolOption, knownKeys, loggerOption, optionsObject } from '../../core/options.js';
+import { stderrLogger } from '../../core/respond.js';
+import type { Logger, Principal } from '../../core/types.js';
 
 export type { ApiKeyConfig } from '../../lib/apikeys.js';
 // So `mcpware/api-key-auth` alone is enough to configure keys from the environment and to chain authenticators.

@@ -4,8 +4,8 @@
  * @see docs/middleware/audit.md
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RequestLocals } from '../types.js';
-import { localsOf } from '../internal/respond.js';
+import type { RequestLocals } from '../../core/types.js';
+import { localsOf } from '../../core/respond.js';
 import type { Arrival } from './record.js';
 
 /** What audit keeps per request (in `req.locals`) until the record is written. */

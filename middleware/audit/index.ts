@@ -8,8 +8,8 @@
  * nothing: a failing or lagging logger never affects the answer.
  * @see docs/middleware/audit.md
  */
-import { mountOrderCheck } from '../internal/mount-order.js';
-import type { Middleware } from '../types.js';
+import { mountOrderCheck } from '../../core/mount-order.js';
+import type { Middleware } from '../../core/types.js';
 import { createByteCounter } from './byte-count.js';
 import { type AuditOptions, resolveAuditOptions } from './options.js';
 import { type AuditRecord, createRecordBuilder } from './record.js';

@@ -5,9 +5,9 @@
 import type { IncomingMessage } from 'node:http';
 import { type Redactor, type RuleName, compileRedactor } from '../../lib/redact/index.js';
 import { rawBudget } from '../../lib/sanitize.js';
-import { log } from '../internal/log.js';
-import { badOption, fnOption, knownKeys, optionsObject, stringOption } from '../internal/options.js';
-import { stderrLogger } from '../internal/respond.js';
+import { log } from '../../core/log.js';
+import { badOption, fnOption, knownKeys, optionsObject, stringOption } from '../../core/options.js';
+import { stderrLogger } from '../../core/respond.js';
 import { MAX_CAP } from './record.js';
 import type { AuditLogger } from './winston.js';
 

@@ -11,7 +11,7 @@ import { type RedactTally, type Redactor, RULE_NAMES, newTally } from '../../lib
 import type { McpRequest } from '../../lib/request.js';
 import { cleanText, escapeIdentity } from '../../lib/sanitize.js';
 import { principalSource } from '../../lib/principal.js';
-import type { RequestLocals } from '../types.js';
+import type { RequestLocals } from '../../core/types.js';
 import { CleanMemo } from './clean-memo.js';
 import { createIsoTime } from './iso-time.js';
 

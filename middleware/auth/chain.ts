@@ -16,11 +16,11 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { authorizationLines, readBearer } from '../../lib/bearer.js';
-import { localsOf, sendInternalError } from '../internal/respond.js';
-import { isThenable } from '../internal/maybe-promise.js';
-import { log } from '../internal/log.js';
-import { mountOrderCheck } from '../internal/mount-order.js';
-import type { Logger, Middleware, Principal } from '../types.js';
+import { localsOf, sendInternalError } from '../../core/respond.js';
+import { isThenable } from '../../core/maybe-promise.js';
+import { log } from '../../core/log.js';
+import { mountOrderCheck } from '../../core/mount-order.js';
+import type { Logger, Middleware, Principal } from '../../core/types.js';
 import { type ChallengeOptions, type Decided, sendAuthRefusal, sendAuthorizationTwice } from './challenge.js';
 
 /** A refusal outcome an authenticator may give for a credential it recognized. */

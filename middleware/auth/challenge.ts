@@ -7,9 +7,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ChallengeParams, bearerChallenge, isQuotable } from '../../lib/bearer.js';
 import { refusal } from '../../lib/errors.js';
-import { localsOf, sendRefusal } from '../internal/respond.js';
-import { badOption } from '../internal/options.js';
-import type { AuthOutcome } from '../types.js';
+import { localsOf, sendRefusal } from '../../core/respond.js';
+import { badOption } from '../../core/options.js';
+import type { AuthOutcome } from '../../core/types.js';
 
 /** The `WWW-Authenticate` parameters a 401 or 403 carries. */
 export interface ChallengeOptions {

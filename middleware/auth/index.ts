@@ -7,9 +7,9 @@
  * @example
  * app.use('/mcp', authenticate([apiKeyAuth({ keys }), oidcAuth({ issuer, audience })], { resourceMetadataUrl }));
  */
-import { stderrLogger } from '../internal/respond.js';
-import { knownKeys, loggerOption, optionsObject } from '../internal/options.js';
-import type { Logger, Middleware } from '../types.js';
+import { stderrLogger } from '../../core/respond.js';
+import { knownKeys, loggerOption, optionsObject } from '../../core/options.js';
+import type { Logger, Middleware } from '../../core/types.js';
 import { type Authenticator, chainMiddleware, isAuthenticator, quiet } from './chain.js';
 import { CHALLENGE_OPTIONS, type ChallengeOptions, resolveChallenge } from './challenge.js';
 

@@ -10,13 +10,13 @@
 import type { IncomingMessage } from 'node:http';
 import { checkStandardHeaders } from '../../lib/headers.js';
 import { type ParamHeader, checkParamHeaders } from '../../lib/xmcpheader.js';
-import { classifyOnce, onParsed } from '../internal/parse-step.js';
+import { classifyOnce, onParsed } from '../../core/parse-step.js';
 import type { McpRequest } from '../../lib/request.js';
-import { type ClassifyRevisionOptions, versionOptions } from '../classify-revision/options.js';
-import { sendRefusal, stderrLogger } from '../internal/respond.js';
-import { mountOrderCheck } from '../internal/mount-order.js';
-import { fnOption, knownKeys, loggerOption, optionsObject } from '../internal/options.js';
-import type { Middleware } from '../types.js';
+import { type ClassifyRevisionOptions, versionOptions } from '../../core/versions.js';
+import { sendRefusal, stderrLogger } from '../../core/respond.js';
+import { mountOrderCheck } from '../../core/mount-order.js';
+import { fnOption, knownKeys, loggerOption, optionsObject } from '../../core/options.js';
+import type { Middleware } from '../../core/types.js';
 
 export interface CheckHeadersOptions extends ClassifyRevisionOptions {
   /**

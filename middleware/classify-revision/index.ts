@@ -5,15 +5,15 @@
  * -32022 unsupported revision with `{supported, requested}`).
  * @see docs/middleware/classify-revision.md
  */
-import { type ClassifyRevisionOptions, versionOptions } from './options.js';
-import { classifyOnce, onParsed } from '../internal/parse-step.js';
+import { type ClassifyRevisionOptions, versionOptions } from '../../core/versions.js';
+import { classifyOnce, onParsed } from '../../core/parse-step.js';
 import type { McpRequest } from '../../lib/request.js';
-import { sendRefusal, stderrLogger } from '../internal/respond.js';
-import { mountOrderCheck } from '../internal/mount-order.js';
-import { knownKeys, loggerOption, optionsObject } from '../internal/options.js';
-import type { Middleware } from '../types.js';
+import { sendRefusal, stderrLogger } from '../../core/respond.js';
+import { mountOrderCheck } from '../../core/mount-order.js';
+import { knownKeys, loggerOption, optionsObject } from '../../core/options.js';
+import type { Middleware } from '../../core/types.js';
 
-export type { ClassifyRevisionOptions } from './options.js';
+export type { ClassifyRevisionOptions } from '../../core/versions.js';
 
 export function classifyRevision(options?: ClassifyRevisionOptions): Middleware {
   const o = optionsObject('classifyRevision', options);

@@ -9,9 +9,9 @@
  * @see docs/middleware/compose.md
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { sendInternalError, sendJson, stderrLogger } from '../internal/respond.js';
-import { badOption, knownKeys, loggerOption, optionsObject } from '../internal/options.js';
-import type { Logger, Middleware } from '../types.js';
+import { sendInternalError, sendJson, stderrLogger } from '../../core/respond.js';
+import { badOption, knownKeys, loggerOption, optionsObject } from '../../core/options.js';
+import type { Logger, Middleware } from '../../core/types.js';
 
 export interface ComposeOptions {
   /** Where errors passed to `next(err)` or thrown by a middleware are logged. Default: stderr. */

@@ -9,7 +9,7 @@ import { ErrorCode, McpError } from '../../lib/errors.js';
 import type { JsonObject } from '../../lib/jsonrpc.js';
 import { LOG_LEVELS, META, isLogLevel } from '../../lib/meta.js';
 import { negotiateVersion } from '../../lib/revisions.js';
-import type { HandlerMethod } from '../../handlers/contract.js';
+import type { HandlerMethod } from '../../core/contract.js';
 import type { DispatchConfig } from './options.js';
 import type { Bound } from './route-table.js';
 

@@ -6,9 +6,9 @@
  * @see docs/middleware/dispatch.md
  */
 import { hasCapability } from '../../lib/routing.js';
-import type { ServerCapabilities } from '../../handlers/contract.js';
+import type { ServerCapabilities } from '../../core/contract.js';
 import { type ChangeFeed, changesOf } from '../../handlers/changes/index.js';
-import { badOption } from '../internal/options.js';
+import { badOption } from '../../core/options.js';
 
 /** The (namespace, member) pairs each capability requires of the handlers. */
 export const REQUIRED_MEMBERS: Readonly<Record<string, readonly (readonly [string, string])[]>> = {

@@ -11,10 +11,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ErrorCode, refusal } from '../../lib/errors.js';
 import type { McpRequest } from '../../lib/request.js';
-import { log } from '../internal/log.js';
-import { intOption, knownKeys, optionsObject } from '../internal/options.js';
-import { sendRefusal } from '../internal/respond.js';
-import type { Logger } from '../types.js';
+import { log } from '../../core/log.js';
+import { intOption, knownKeys, optionsObject } from '../../core/options.js';
+import { sendRefusal } from '../../core/respond.js';
+import type { Logger } from '../../core/types.js';
 import type { Call } from './handler-context.js';
 import { DISPATCH } from './options.js';
 import { clip, sendRpcError } from './rpc-errors.js';

@@ -13,8 +13,8 @@ import { missingCapabilities } from '../../lib/mrtr.js';
 import { principalKey } from '../../lib/principal.js';
 import { DEFAULT_LEGACY_VERSION, negotiateVersion } from '../../lib/revisions.js';
 import type { Route } from '../../lib/routing.js';
-import type { CallContext } from '../../handlers/contract.js';
-import type { Logger, RequestLocals } from '../types.js';
+import type { CallContext } from '../../core/contract.js';
+import type { Logger, RequestLocals } from '../../core/types.js';
 import {
   type RoundInput,
   type RoundScope,

@@ -9,13 +9,13 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CacheHint, Implementation } from '../../lib/encode.js';
-import type { ServerCapabilities } from '../../handlers/contract.js';
+import type { ServerCapabilities } from '../../core/contract.js';
 import type { McpRequest } from '../../lib/request.js';
 import { refusal } from '../../lib/errors.js';
-import { log } from '../internal/log.js';
-import { markPassedOn } from '../internal/mount-order.js';
-import { onParsed } from '../internal/parse-step.js';
-import { sendRefusal } from '../internal/respond.js';
+import { log } from '../../core/log.js';
+import { markPassedOn } from '../../core/mount-order.js';
+import { onParsed } from '../../core/parse-step.js';
+import { sendRefusal } from '../../core/respond.js';
 import { createBuiltins } from './builtins.js';
 import { type CloseOptions, closeDeadline, createDrain } from './drain.js';
 import { createInputBroker } from './legacy-input.js';

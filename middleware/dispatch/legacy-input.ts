@@ -16,7 +16,7 @@ import type { JsonObject } from '../../lib/jsonrpc.js';
 import { type InputRequest, type InputRequiredResult } from '../../lib/mrtr.js';
 import { principalKey } from '../../lib/principal.js';
 import type { McpRequest } from '../../lib/request.js';
-import { localsOf } from '../internal/respond.js';
+import { localsOf } from '../../core/respond.js';
 import type { Call } from './handler-context.js';
 import { clip } from './rpc-errors.js';
 

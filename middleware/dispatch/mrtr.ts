@@ -19,9 +19,9 @@ import {
   verifyRequestState,
 } from '../../lib/mrtr.js';
 import { INPUT_REQUIRED_METHODS, routeKey } from '../../lib/routing.js';
-import type { InputRequiredRequest } from '../../handlers/contract.js';
-import { log } from '../internal/log.js';
-import type { Logger } from '../types.js';
+import type { InputRequiredRequest } from '../../core/contract.js';
+import { log } from '../../core/log.js';
+import type { Logger } from '../../core/types.js';
 import { clip, missingCapabilityError } from './rpc-errors.js';
 
 /** Signs and verifies `requestState` tokens. */

@@ -10,9 +10,9 @@ import { type CacheHint, type Implementation, deepFreeze } from '../../lib/encod
 import { LOG_LEVELS, type LogLevel } from '../../lib/meta.js';
 import { MIN_STATE_KEY_BYTES } from '../../lib/mrtr.js';
 import { CACHEABLE_METHODS, routeKey } from '../../lib/routing.js';
-import type { Handlers, ServerCapabilities } from '../../handlers/contract.js';
-import { type ClassifyRevisionOptions, versionOptions } from '../classify-revision/options.js';
-import { type BodyOptions, resolveBodyOptions } from '../internal/parse-step.js';
+import type { Handlers, ServerCapabilities } from '../../core/contract.js';
+import { type ClassifyRevisionOptions, versionOptions } from '../../core/versions.js';
+import { type BodyOptions, resolveBodyOptions } from '../../core/parse-step.js';
 import {
   badOption,
   boolOption,
@@ -22,9 +22,9 @@ import {
   oneOf,
   optionsObject,
   stringOption,
-} from '../internal/options.js';
-import { stderrLogger } from '../internal/respond.js';
-import type { Logger, Middleware } from '../types.js';
+} from '../../core/options.js';
+import { stderrLogger } from '../../core/respond.js';
+import type { Logger, Middleware } from '../../core/types.js';
 import { type Feeds, feedsOf, resolveCapabilities } from './capabilities.js';
 import { type RouteTable, buildTable } from './route-table.js';
 

@@ -21,11 +21,11 @@ import {
   routeKey,
 } from '../../lib/routing.js';
 import { isModernClaim } from '../../lib/revisions.js';
-import { classifyOnce } from '../internal/parse-step.js';
-import { errorMeta, log } from '../internal/log.js';
-import { isThenable } from '../internal/maybe-promise.js';
-import { localsOf, sendRefusal } from '../internal/respond.js';
-import { exposeList, resolveThrough, toolViewsOf } from '../tool-filter/views.js';
+import { classifyOnce } from '../../core/parse-step.js';
+import { errorMeta, log } from '../../core/log.js';
+import { isThenable } from '../../core/maybe-promise.js';
+import { localsOf, sendRefusal } from '../../core/respond.js';
+import { exposeList, resolveThrough, toolViewsOf } from '../../core/tool-views.js';
 import type { Builtins } from './builtins.js';
 import type { Drain } from './drain.js';
 import { type Call, type ContextEnv, HandlerContext, openCall } from './handler-context.js';

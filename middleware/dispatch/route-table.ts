@@ -1,15 +1,15 @@
 /**
  * The route table: (namespace, member) → the handler method that answers it, built once from the `handlers`
- * option. Only callable members are reachable (see `HandlerObject` in handlers/contract.ts): the ones a handler
+ * option. Only callable members are reachable (see `HandlerObject` in core/contract.ts): the ones a handler
  * object lists under `HANDLER_METHODS`, or else the methods the object and its classes define (its own
  * function-valued properties and those of its prototypes, up to the first built-in prototype).
  *
  * @see docs/middleware/dispatch.md
  */
 import { EventEmitter } from 'node:events';
-import { HANDLER_METHODS, type HandlerMethod } from '../../handlers/contract.js';
-import { badOption } from '../internal/options.js';
-import { TOOL_VIEWS_APPLIED } from '../tool-filter/views.js';
+import { HANDLER_METHODS, type HandlerMethod } from '../../core/contract.js';
+import { badOption } from '../../core/options.js';
+import { TOOL_VIEWS_APPLIED } from '../../core/tool-views.js';
 
 /** A handler method and the object it is called on. */
 export interface Bound {

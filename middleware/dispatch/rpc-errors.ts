@@ -8,8 +8,8 @@
 import { type Era, ErrorCode, McpError } from '../../lib/errors.js';
 import type { JsonObject } from '../../lib/jsonrpc.js';
 import { sendableCode, statusForCode } from '../../lib/encode.js';
-import { errorMeta, log } from '../internal/log.js';
-import type { Logger } from '../types.js';
+import { errorMeta, log } from '../../core/log.js';
+import type { Logger } from '../../core/types.js';
 import type { Reply } from './reply.js';
 
 /** A JSON-RPC error and the HTTP status it travels with. */

@@ -21,7 +21,7 @@ import { classifyRevision } from '../classify-revision/index.js';
 import { type Composed, compose } from '../compose/index.js';
 import { type DispatchMiddleware, dispatch } from '../dispatch/index.js';
 import { guardOrigin } from '../guard-origin/index.js';
-import { log } from '../internal/log.js';
+import { log } from '../../core/log.js';
 import { type LimitsMiddleware, type LimitsOptions, type LimitsStats, limits } from '../limits/index.js';
 import { methodGuard } from '../method-guard/index.js';
 import { type MetricsMiddleware, metrics, metricsHandler } from '../metrics/index.js';
@@ -33,7 +33,7 @@ import {
 } from '../protected-resource-metadata/index.js';
 import { type RedactMiddleware, redact } from '../redact/index.js';
 import { rejectBatch } from '../reject-batch/index.js';
-import type { Logger, Middleware } from '../types.js';
+import type { Logger, Middleware } from '../../core/types.js';
 import {
   type AuthChoice,
   type EndpointConfig,

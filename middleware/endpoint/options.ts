@@ -6,21 +6,21 @@
  * @see docs/middleware/endpoint.md
  */
 import type { Registry } from 'prom-client';
-import type { Handlers } from '../../handlers/contract.js';
+import type { Handlers } from '../../core/contract.js';
 import type { ApiKeyAuthOptions, ApiKeyConfig } from '../api-key-auth/index.js';
 import type { AuditOptions } from '../audit/index.js';
 import { CHALLENGE_OPTIONS, type ChallengeOptions } from '../auth/challenge.js';
 import type { DispatchOptions } from '../dispatch/index.js';
 import type { GuardOriginOptions } from '../guard-origin/index.js';
-import type { BodyOptions } from '../internal/parse-step.js';
-import { badOption, boolOption, knownKeys, loggerOption, optionsObject } from '../internal/options.js';
-import { stderrLogger } from '../internal/respond.js';
+import type { BodyOptions } from '../../core/parse-step.js';
+import { badOption, boolOption, knownKeys, loggerOption, optionsObject } from '../../core/options.js';
+import { stderrLogger } from '../../core/respond.js';
 import type { LimitsOptions } from '../limits/index.js';
 import type { MetricsOptions } from '../metrics/index.js';
 import type { OidcAuthOptions } from '../oidc-auth/index.js';
 import type { ProtectedResourceMetadataOptions } from '../protected-resource-metadata/index.js';
 import type { RedactMiddlewareOptions } from '../redact/index.js';
-import type { Logger } from '../types.js';
+import type { Logger } from '../../core/types.js';
 
 export const FACTORY = 'mcpEndpoint';
 

@@ -10,10 +10,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Refusal, refusal } from '../../lib/errors.js';
 import { cleanText } from '../../lib/sanitize.js';
-import { log } from '../internal/log.js';
-import { sendRefusal, stderrLogger } from '../internal/respond.js';
-import { badOption, knownKeys, loggerOption, optionsObject } from '../internal/options.js';
-import type { Logger, Middleware } from '../types.js';
+import { log } from '../../core/log.js';
+import { sendRefusal, stderrLogger } from '../../core/respond.js';
+import { badOption, knownKeys, loggerOption, optionsObject } from '../../core/options.js';
+import type { Logger, Middleware } from '../../core/types.js';
 import { isName, scanHost } from './host.js';
 
 export interface GuardOriginOptions {

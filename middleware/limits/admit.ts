@@ -15,11 +15,11 @@ import {
   retryAfterSeconds,
   workMs,
 } from '../../lib/limits.js';
-import { isThenable } from '../internal/maybe-promise.js';
-import { parseRequest } from '../internal/parse-step.js';
+import { isThenable } from '../../core/maybe-promise.js';
+import { parseRequest } from '../../core/parse-step.js';
 import { principalKey } from '../../lib/principal.js';
 import type { McpRequest } from '../../lib/request.js';
-import { sendInternalError, sendRefusal } from '../internal/respond.js';
+import { sendInternalError, sendRefusal } from '../../core/respond.js';
 import { Gate } from './gate.js';
 import { type Limiter, StoreUnavailableError, type Ticket, type Verdict } from './limiter.js';
 import type { LimitsConfig } from './options.js';

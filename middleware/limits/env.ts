@@ -3,7 +3,7 @@
  * @see docs/middleware/limits.md
  */
 import { parseLimitsEnv } from '../../lib/limits.js';
-import type { Logger } from '../types.js';
+import type { Logger } from '../../core/types.js';
 import type { LimitsHooks, LimitsOptions, OutagePolicy } from './options.js';
 import type { RedisClientLike } from './redis-store.js';
 

@@ -15,8 +15,8 @@ import {
   retryAfterSeconds,
 } from '../../lib/limits.js';
 import { principalKey } from '../../lib/principal.js';
-import { type MaybePromise, isThenable } from '../internal/maybe-promise.js';
-import { type EarlyRefusalLocals, ON_EARLY_REFUSAL, localsOf, sendRefusal } from '../internal/respond.js';
+import { type MaybePromise, isThenable } from '../../core/maybe-promise.js';
+import { type EarlyRefusalLocals, ON_EARLY_REFUSAL, localsOf, sendRefusal } from '../../core/respond.js';
 import type { Limiter, Verdict } from './limiter.js';
 import type { LimitsConfig } from './options.js';
 

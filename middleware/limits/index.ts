@@ -6,10 +6,10 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { InflightScope } from '../../lib/limits.js';
-import { log } from '../internal/log.js';
-import { localsOf } from '../internal/respond.js';
-import { mountOrderCheck } from '../internal/mount-order.js';
-import type { Middleware } from '../types.js';
+import { log } from '../../core/log.js';
+import { localsOf } from '../../core/respond.js';
+import { mountOrderCheck } from '../../core/mount-order.js';
+import type { Middleware } from '../../core/types.js';
 import { createAdmission } from './admit.js';
 import { type LimitsEnvOptions, limitsOptionsFromEnv } from './env.js';
 import { createStores } from './limiter.js';

@@ -7,9 +7,9 @@
 import { McpwareError } from '../../lib/errors.js';
 import { randomBytes } from 'node:crypto';
 import { BUDGET_WINDOW_SECONDS, type LimitReason, RPM_WINDOW_SECONDS } from '../../lib/limits.js';
-import { log } from '../internal/log.js';
-import { type MaybePromise, isThenable } from '../internal/maybe-promise.js';
-import type { Logger } from '../types.js';
+import { log } from '../../core/log.js';
+import { type MaybePromise, isThenable } from '../../core/maybe-promise.js';
+import type { Logger } from '../../core/types.js';
 import { type MemoryStore, createMemoryStore } from './memory-store.js';
 import type { LimitsConfig, LimitsHooks } from './options.js';
 import { type RedisStore, createRedisStore } from './redis-store.js';

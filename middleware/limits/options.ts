@@ -4,7 +4,7 @@
  * @see docs/middleware/limits.md
  */
 import { type InflightScope, LIMIT_DEFAULTS, type LimitReason, MAX_LIMIT_VALUE } from '../../lib/limits.js';
-import { errorMeta, log } from '../internal/log.js';
+import { errorMeta, log } from '../../core/log.js';
 import {
   badOption,
   fnOption,
@@ -13,9 +13,9 @@ import {
   loggerOption,
   optionsObject,
   stringOption,
-} from '../internal/options.js';
-import { stderrLogger } from '../internal/respond.js';
-import type { Logger } from '../types.js';
+} from '../../core/options.js';
+import { stderrLogger } from '../../core/respond.js';
+import type { Logger } from '../../core/types.js';
 import type { RedisClientLike } from './redis-store.js';
 
 const NAME = 'limits';

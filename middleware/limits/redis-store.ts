@@ -5,8 +5,8 @@
  */
 import { McpwareError } from '../../lib/errors.js';
 import type { LimitReason } from '../../lib/limits.js';
-import { log } from '../internal/log.js';
-import type { Logger } from '../types.js';
+import { log } from '../../core/log.js';
+import type { Logger } from '../../core/types.js';
 import { ACQUIRE, ADMIT, GIVE_BACK, RELEASE, RENEW, type Script, runScript } from './redis-scripts.js';
 import { type AdmitResult, type Held, type LimitsStore, NO_SLOTS, type StoreLimits } from './store.js';
 import { createTurnBatch, type TurnBatch } from './turn-batch.js';

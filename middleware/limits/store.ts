@@ -5,7 +5,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { LimitReason } from '../../lib/limits.js';
-import type { MaybePromise } from '../internal/maybe-promise.js';
+import type { MaybePromise } from '../../core/maybe-promise.js';
 
 /** A fixed window: it opens at a key's first count and ends `seconds` later; the next count opens a new one. */
 export interface WindowSpec {

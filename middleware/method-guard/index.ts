@@ -5,9 +5,9 @@
  * @see docs/middleware/method-guard.md
  */
 import { refusal } from '../../lib/errors.js';
-import { sendRefusal } from '../internal/respond.js';
-import { boolOption, knownKeys, optionsObject } from '../internal/options.js';
-import type { Middleware } from '../types.js';
+import { sendRefusal } from '../../core/respond.js';
+import { boolOption, knownKeys, optionsObject } from '../../core/options.js';
+import type { Middleware } from '../../core/types.js';
 
 export interface MethodGuardOptions {
   /** Also let OPTIONS through to a CORS middleware mounted after this one. Default false. */

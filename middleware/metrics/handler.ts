@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
-import { badOption } from '../internal/options.js';
+import { badOption } from '../../core/options.js';
 import { isRegistry } from './options.js';
 
 /**

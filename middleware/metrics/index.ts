@@ -11,9 +11,9 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
-import { localsOf } from '../internal/respond.js';
-import { mountOrderCheck } from '../internal/mount-order.js';
-import type { Middleware, RequestLocals } from '../types.js';
+import { localsOf } from '../../core/respond.js';
+import { mountOrderCheck } from '../../core/mount-order.js';
+import type { Middleware, RequestLocals } from '../../core/types.js';
 import { createMetricSet } from './definitions.js';
 import { type MetricsOptions, resolveMetricsOptions } from './options.js';
 import { type LimiterHooks, createRecorder } from './record.js';

@@ -3,7 +3,7 @@
  * @see docs/middleware/metrics.md
  */
 import { Registry } from 'prom-client';
-import { badOption, intOption, knownKeys, optionsObject, stringOption } from '../internal/options.js';
+import { badOption, intOption, knownKeys, optionsObject, stringOption } from '../../core/options.js';
 import { DEFAULT_DURATION_BUCKETS } from './definitions.js';
 
 export interface MetricsOptions {

@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RULE_NAMES } from '../../lib/redact/index.js';
-import type { RequestLocals } from '../types.js';
+import type { RequestLocals } from '../../core/types.js';
 import {
   DEFINITIONS,
   KNOWN_METHODS,

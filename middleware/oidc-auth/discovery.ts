@@ -10,7 +10,7 @@
  */
 import { type RemoteJWKSetOptions, createRemoteJWKSet, customFetch, jwksCache } from 'jose';
 import { quiet } from '../auth/chain.js';
-import { log } from '../internal/log.js';
+import { log } from '../../core/log.js';
 import { OidcAuthError, clip, describeFailure } from './errors.js';
 import type { JwksCache, KeySource, RemoteJWKSet } from './keys.js';
 import { FACTORY, type OidcConfig, fetchableUrl, parseUrl } from './options.js';

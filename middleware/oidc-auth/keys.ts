@@ -19,7 +19,7 @@ import {
   createLocalJWKSet,
   errors,
 } from 'jose';
-import { log } from '../internal/log.js';
+import { log } from '../../core/log.js';
 import { OidcAuthError, describeFailure } from './errors.js';
 import { FACTORY, type OidcConfig } from './options.js';
 

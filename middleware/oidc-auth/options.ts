@@ -15,9 +15,9 @@ import {
   loggerOption,
   optionsObject,
   stringOption,
-} from '../internal/options.js';
-import { stderrLogger } from '../internal/respond.js';
-import type { Logger } from '../types.js';
+} from '../../core/options.js';
+import { stderrLogger } from '../../core/respond.js';
+import type { Logger } from '../../core/types.js';
 
 export const FACTORY = 'oidcAuth';
 

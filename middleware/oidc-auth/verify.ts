@@ -13,7 +13,7 @@ import { type JWTPayload, type JWTVerifyGetKey, errors, jwtVerify } from 'jose';
 import { checkAudience, hasAnyRole, identityOf, missingScopes, peekJwt } from '../../lib/oidcclaims.js';
 import { escapeIdentity } from '../../lib/sanitize.js';
 import type { AuthDecision } from '../auth/chain.js';
-import type { Principal } from '../types.js';
+import type { Principal } from '../../core/types.js';
 import { clip } from './errors.js';
 import type { Discovery } from './discovery.js';
 import { KeysUnavailable } from './keys.js';

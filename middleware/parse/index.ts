@@ -11,11 +11,11 @@
  * @see docs/middleware/parse.md
  */
 import type { IncomingMessage } from 'node:http';
-import { log } from '../internal/log.js';
-import { type BodyOptions, bodyReadElsewhere, onParsed, resolveBodyOptions } from '../internal/parse-step.js';
-import { stderrLogger } from '../internal/respond.js';
-import { knownKeys, loggerOption, optionsObject } from '../internal/options.js';
-import type { Logger, Middleware } from '../types.js';
+import { log } from '../../core/log.js';
+import { type BodyOptions, bodyReadElsewhere, onParsed, resolveBodyOptions } from '../../core/parse-step.js';
+import { stderrLogger } from '../../core/respond.js';
+import { knownKeys, loggerOption, optionsObject } from '../../core/options.js';
+import type { Logger, Middleware } from '../../core/types.js';
 import type { McpRequest } from '../../lib/request.js';
 
 export interface ParseOptions extends BodyOptions {

@@ -17,8 +17,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { scopeList } from '../auth/challenge.js';
-import { badOption, knownKeys, optionsObject, stringOption } from '../internal/options.js';
-import type { Middleware } from '../types.js';
+import { badOption, knownKeys, optionsObject, stringOption } from '../../core/options.js';
+import type { Middleware } from '../../core/types.js';
 
 export const PRM_WELL_KNOWN = '/.well-known/oauth-protected-resource';
 

@@ -18,10 +18,10 @@ import {
   parseRedactMode,
   redactResultOf,
 } from '../../lib/redact/index.js';
-import { localsOf } from '../internal/respond.js';
-import { mountOrderCheck } from '../internal/mount-order.js';
-import { badOption, fnOption, knownKeys, optionsObject } from '../internal/options.js';
-import type { Middleware, OutboundTransform, RedactionRecord } from '../types.js';
+import { localsOf } from '../../core/respond.js';
+import { mountOrderCheck } from '../../core/mount-order.js';
+import { badOption, fnOption, knownKeys, optionsObject } from '../../core/options.js';
+import type { Middleware, OutboundTransform, RedactionRecord } from '../../core/types.js';
 import { maskOutbound } from './walk.js';
 
 export interface RedactMiddlewareOptions extends RedactOptions {

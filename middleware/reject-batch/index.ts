@@ -6,10 +6,10 @@
  * @see docs/middleware/reject-batch.md
  */
 import { refusal } from '../../lib/errors.js';
-import { type BodyOptions, isBatch, onParsed, parsed, resolveBodyOptions } from '../internal/parse-step.js';
-import { sendInternalError, sendRefusal, stderrLogger } from '../internal/respond.js';
-import { knownKeys, loggerOption, optionsObject } from '../internal/options.js';
-import type { Logger, Middleware } from '../types.js';
+import { type BodyOptions, isBatch, onParsed, parsed, resolveBodyOptions } from '../../core/parse-step.js';
+import { sendInternalError, sendRefusal, stderrLogger } from '../../core/respond.js';
+import { knownKeys, loggerOption, optionsObject } from '../../core/options.js';
+import type { Logger, Middleware } from '../../core/types.js';
 
 export interface RejectBatchOptions extends BodyOptions {
   /** Where unexpected errors are logged. Default: stderr. */

@@ -16,11 +16,11 @@
  *
  * @see docs/middleware/tool-filter.md
  */
-import { mountOrderCheck } from '../internal/mount-order.js';
-import type { Middleware } from '../types.js';
-import { addToolView, createToolView, type ToolFilterOptions } from './views.js';
+import { mountOrderCheck } from '../../core/mount-order.js';
+import type { Middleware } from '../../core/types.js';
+import { addToolView, createToolView, type ToolFilterOptions } from '../../core/tool-views.js';
 
-export type { ExposedTool, ToolFilterOptions, ToolOverride, ToolView } from './views.js';
+export type { ExposedTool, ToolFilterOptions, ToolOverride, ToolView } from '../../core/tool-views.js';
 
 /**
  * The middleware. Validates its options at construction (a TypeError naming the option, and the closest known

@@ -17,7 +17,7 @@ import { audit, auditJsonFormat } from '../../middleware/audit/index';
 import { checkHeaders } from '../../middleware/check-headers/index';
 import { classifyRevision } from '../../middleware/classify-revision/index';
 import { compose } from '../../middleware/compose/index';
-import { parseRequest } from '../../middleware/internal/parse-step';
+import { parseRequest } from '../../core/parse-step';
 import { dispatch } from '../../middleware/dispatch/index';
 import { guardOrigin } from '../../middleware/guard-origin/index';
 import { limits } from '../../middleware/limits/index';
@@ -27,7 +27,7 @@ import { parse } from '../../middleware/parse/index';
 import { redact } from '../../middleware/redact/index';
 import { rejectBatch } from '../../middleware/reject-batch/index';
 import { ToolRegistry, textResult } from '../../handlers/tools/index';
-import type { Middleware } from '../../middleware/types';
+import type { Middleware } from '../../core/types';
 import { FLAVOURS, type Flavour } from '../support/servers';
 
 const KEY = 'footprint-key-0123456789abcdef';

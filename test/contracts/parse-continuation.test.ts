@@ -9,9 +9,9 @@ import request from 'supertest';
 import { parse } from '../../middleware/parse/index';
 import { classifyRevision } from '../../middleware/classify-revision/index';
 import { checkHeaders } from '../../middleware/check-headers/index';
-import { isBatch, parseRequest, parsed, readRawBody } from '../../middleware/internal/parse-step';
+import { isBatch, parseRequest, parsed, readRawBody } from '../../core/parse-step';
 import { FLAVOURS, makeServer } from '../support/servers';
-import type { Middleware } from '../../middleware/types';
+import type { Middleware } from '../../core/types';
 
 const body = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list', params: {} });
 

@@ -13,7 +13,7 @@ import { dispatch } from '../../middleware/dispatch/index';
 import { loadCatalogue } from '../../handlers/catalogue/index';
 import { prompts } from '../../handlers/prompts/index';
 import { memoryResources, resources } from '../../handlers/resources/index';
-import type { Middleware } from '../../middleware/types';
+import type { Middleware } from '../../core/types';
 
 const PV = 'io.modelcontextprotocol/protocolVersion';
 const CC = 'io.modelcontextprotocol/clientCapabilities';

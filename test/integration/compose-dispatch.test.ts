@@ -9,7 +9,7 @@ import { methodGuard } from '../../middleware/method-guard/index';
 import { parse } from '../../middleware/parse/index';
 import { redact } from '../../middleware/redact/index';
 import { ToolRegistry, ok } from '../../handlers/tools/index';
-import type { Middleware, OutboundTransform } from '../../middleware/types';
+import type { Middleware, OutboundTransform } from '../../core/types';
 import { ERAS, PLATFORMS, type Stack, memoryLogger, stack } from '../support/dispatch-harness';
 
 const serverInfo = { name: 'compose', version: '1' };

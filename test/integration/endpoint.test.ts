@@ -15,7 +15,7 @@ import { mcpEndpoint, type McpEndpointOptions } from '../../middleware/endpoint/
 import { limits } from '../../middleware/limits/index';
 import { parse } from '../../middleware/parse/index';
 import { redact } from '../../middleware/redact/index';
-import type { Middleware } from '../../middleware/types';
+import type { Middleware } from '../../core/types';
 import { ToolRegistry, ok } from '../../handlers/tools/index';
 import { McpTestClient } from '../../testing/index';
 import { jsonLogger } from '../support/json-logger';

@@ -9,7 +9,7 @@ import { apiKeyAuth, hashKey } from '../../middleware/api-key-auth/index';
 import { type DispatchMiddleware, type DispatchOptions, dispatch } from '../../middleware/dispatch/index';
 import { limits } from '../../middleware/limits/index';
 import { parse } from '../../middleware/parse/index';
-import type { Middleware, RequestLocals } from '../../middleware/types';
+import type { Middleware, RequestLocals } from '../../core/types';
 import { ToolRegistry } from '../../handlers/tools/index';
 import { PLATFORMS, type Platform, type Stack, stack } from '../support/dispatch-harness';
 import { type Stream, envelope, modernHeaders, openStream, until } from '../support/streaming';

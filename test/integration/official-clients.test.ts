@@ -7,7 +7,7 @@ import http from 'node:http';
 import { dispatch } from '../../middleware/dispatch/index';
 import { parse } from '../../middleware/parse/index';
 import { ToolRegistry, ok } from '../../handlers/tools/index';
-import type { Middleware } from '../../middleware/types';
+import type { Middleware } from '../../core/types';
 import { McpTestClient } from '../../testing/index';
 import { PLATFORMS, type Stack, stack } from '../support/dispatch-harness';
 

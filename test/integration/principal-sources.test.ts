@@ -16,7 +16,7 @@ import { type LimitsOptions, limits } from '../../middleware/limits/index';
 import { metrics } from '../../middleware/metrics/index';
 import { oidcAuth } from '../../middleware/oidc-auth/index';
 import { parse } from '../../middleware/parse/index';
-import type { Middleware } from '../../middleware/types';
+import type { Middleware } from '../../core/types';
 import { ToolRegistry, textResult } from '../../handlers/tools/index';
 import { TestIssuer } from '../../testing/index';
 import { PLATFORMS, type Platform, close, listen, serve } from '../support/dispatch-harness';

@@ -16,7 +16,7 @@ import { type GuardOriginOptions, guardOrigin } from '../../middleware/guard-ori
 import { parse } from '../../middleware/parse/index';
 import { rejectBatch } from '../../middleware/reject-batch/index';
 import { ToolRegistry, ok } from '../../handlers/tools/index';
-import type { Middleware } from '../../middleware/types';
+import type { Middleware } from '../../core/types';
 import { ERAS, PLATFORMS, type Platform, chain, close, listen } from '../support/dispatch-harness';
 
 type Era = (typeof ERAS)[number];

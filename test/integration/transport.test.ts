@@ -9,7 +9,7 @@ import { methodGuard } from '../../middleware/method-guard/index';
 import { classifyRevision } from '../../middleware/classify-revision/index';
 import { checkHeaders } from '../../middleware/check-headers/index';
 import { FLAVOURS, makeServer } from '../support/servers';
-import type { Middleware } from '../../middleware/types';
+import type { Middleware } from '../../core/types';
 
 const PV = 'io.modelcontextprotocol/protocolVersion';
 const CC = 'io.modelcontextprotocol/clientCapabilities';

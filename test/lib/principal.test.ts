@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { paramsDigest, signRequestState, verifyRequestState } from '../../lib/mrtr';
 import { ANONYMOUS_KEY, principalKey, principalSource } from '../../lib/principal';
-import type { Principal } from '../../middleware/types';
+import type { Principal } from '../../core/types';
 
 const p = (userId: string, method: string, source?: string): Principal => ({
   userId,

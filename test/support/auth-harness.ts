@@ -6,7 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import type { Logger, Middleware, RequestLocals } from '../../middleware/types';
+import type { Logger, Middleware, RequestLocals } from '../../core/types';
 
 export type Flavour = 'node:http' | 'express';
 export const FLAVOURS: Flavour[] = ['node:http', 'express'];

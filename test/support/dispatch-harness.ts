@@ -5,7 +5,7 @@
 import express from 'express';
 import http, { type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Logger, Middleware } from '../../middleware/types';
+import type { Logger, Middleware } from '../../core/types';
 import { type McpTestClientOptions, McpTestClient } from '../../testing/client';
 
 export type Platform = 'node:http' | 'express';

@@ -4,8 +4,8 @@
  */
 import { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
-import type { CallContext } from '../../handlers/contract';
-import type { Principal } from '../../middleware/types';
+import type { CallContext } from '../../core/contract';
+import type { Principal } from '../../core/types';
 
 export interface CtxOptions {
   method?: string;

@@ -7,7 +7,7 @@ import http from 'node:http';
 import connect from 'connect';
 import express from 'express';
 import express4 from 'express4';
-import type { Middleware } from '../../middleware/types';
+import type { Middleware } from '../../core/types';
 import { chain, fellThrough } from './dispatch-harness';
 
 export type Host = 'node:http' | 'express5' | 'express4' | 'connect';

@@ -7,8 +7,8 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { charge } from '../../middleware/limits/index';
-import { localsOf } from '../../middleware/internal/respond';
-import type { Middleware } from '../../middleware/types';
+import { localsOf } from '../../core/respond';
+import type { Middleware } from '../../core/types';
 
 export type Kind = 'bare' | 'express';
 export const KINDS: Kind[] = ['bare', 'express'];

@@ -10,7 +10,7 @@
 import http from 'node:http';
 import Redis from 'ioredis';
 import { limits, redisClientOptions } from '../../middleware/limits/index.js';
-import { localsOf } from '../../middleware/internal/respond.js';
+import { localsOf } from '../../core/respond.js';
 
 interface FixtureConfig {
   redisUrl: string;

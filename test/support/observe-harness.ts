@@ -6,10 +6,10 @@
  */
 import express from 'express';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import { parseRequest } from '../../middleware/internal/parse-step';
+import { parseRequest } from '../../core/parse-step';
 import { chain } from './dispatch-harness';
-import { localsOf, sendJson, sendRefusal } from '../../middleware/internal/respond';
-import type { Middleware } from '../../middleware/types';
+import { localsOf, sendJson, sendRefusal } from '../../core/respond';
+import type { Middleware } from '../../core/types';
 
 export type Platform = 'node:http' | 'express';
 export const PLATFORMS: Platform[] = ['node:http', 'express'];

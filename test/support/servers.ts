@@ -1,6 +1,6 @@
 import http from 'node:http';
 import express from 'express';
-import type { Middleware } from '../../middleware/types';
+import type { Middleware } from '../../core/types';
 import { compose } from '../../middleware/compose/index';
 
 /** A final handler that answers with what the chain attached, so tests can see it. */

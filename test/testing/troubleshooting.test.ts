@@ -11,7 +11,7 @@ import express from 'express';
 import { hashKey, mcpEndpoint } from '../../index';
 import { ToolRegistry, ok } from '../../handlers/tools/index';
 import { dispatch } from '../../middleware/dispatch/index';
-import type { Logger } from '../../middleware/types';
+import type { Logger } from '../../core/types';
 
 const PAGE = readFileSync(path.join(__dirname, '..', '..', 'docs', 'troubleshooting.md'), 'utf8');
 const KEY = 'troubleshooting-key-0123456789';

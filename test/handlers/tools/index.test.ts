@@ -5,7 +5,7 @@
 import Ajv from 'ajv';
 import { McpError } from '../../../lib/errors';
 import { dispatch } from '../../../middleware/dispatch/index';
-import type { CallContext } from '../../../handlers/contract';
+import type { CallContext } from '../../../core/contract';
 import {
   type Tool,
   type ToolCallEnd,

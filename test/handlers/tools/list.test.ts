@@ -7,8 +7,8 @@
  */
 import { encodeResult, encodeResultText, encodedOnce } from '../../../lib/encode';
 import { dispatch } from '../../../middleware/dispatch/index';
-import type { CallContext, HandlerMethod } from '../../../handlers/contract';
-import type { Middleware } from '../../../middleware/types';
+import type { CallContext, HandlerMethod } from '../../../core/contract';
+import type { Middleware } from '../../../core/types';
 import { toolFilter } from '../../../middleware/tool-filter/index';
 import { type Tool, ToolRegistry, textResult } from '../../../handlers/tools/index';
 import type { JsonObject } from '../../../lib/jsonrpc';

@@ -9,7 +9,7 @@ import winston from 'winston';
 import type TransportStream from 'winston-transport';
 import { audit } from '../../../middleware/audit/index';
 import { parse } from '../../../middleware/parse/index';
-import type { Middleware } from '../../../middleware/types';
+import type { Middleware } from '../../../core/types';
 import {
   type Platform,
   PLATFORMS,

@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import request from 'supertest';
 import winston from 'winston';
 import { audit } from '../../../middleware/audit/index';
-import type { Middleware } from '../../../middleware/types';
+import type { Middleware } from '../../../core/types';
 import { type Platform, PLATFORMS, serve } from '../../support/observe-harness';
 
 function memoryLogger(): { logger: winston.Logger; records: Record<string, unknown>[] } {

@@ -17,7 +17,7 @@ import { methodGuard } from '../../../middleware/method-guard/index';
 import { parse } from '../../../middleware/parse/index';
 import { redact } from '../../../middleware/redact/index';
 import { rejectBatch } from '../../../middleware/reject-batch/index';
-import type { Middleware } from '../../../middleware/types';
+import type { Middleware } from '../../../core/types';
 import {
   type Platform,
   PLATFORMS,

@@ -6,7 +6,7 @@
 import request from 'supertest';
 import { audit } from '../../../middleware/audit/index';
 import { oidcAuth } from '../../../middleware/oidc-auth/index';
-import type { Middleware } from '../../../middleware/types';
+import type { Middleware } from '../../../core/types';
 import { TestIssuer } from '../../../testing/index';
 import { memoryLogger, until } from '../../support/auth-harness';
 import { run } from '../../support/observe-harness';

@@ -11,7 +11,7 @@ import { AUDIT_CAPS, audit } from '../../../middleware/audit/index';
 import * as redactModule from '../../../lib/redact';
 import { type RedactTally, type Redactor, compileRedactor } from '../../../lib/redact';
 import { cleanText, escapeIdentity, rawBudget, sanitizeText } from '../../../lib/sanitize';
-import type { RequestLocals } from '../../../middleware/types';
+import type { RequestLocals } from '../../../core/types';
 
 type Meta = Record<string, unknown>;
 

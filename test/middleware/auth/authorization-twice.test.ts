@@ -9,7 +9,7 @@ import { authorizationLines } from '../../../lib/bearer';
 import { apiKeyAuth } from '../../../middleware/api-key-auth/index';
 import { authenticate } from '../../../middleware/auth/index';
 import { oidcAuth } from '../../../middleware/oidc-auth/index';
-import type { Middleware } from '../../../middleware/types';
+import type { Middleware } from '../../../core/types';
 import { TestIssuer } from '../../../testing/index';
 import { FLAVOURS, type Harness, PING, memoryLogger, serve } from '../../support/auth-harness';
 

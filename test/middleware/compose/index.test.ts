@@ -9,7 +9,7 @@ import request from 'supertest';
 import { compose } from '../../../middleware/compose/index';
 import { dispatch } from '../../../middleware/dispatch/index';
 import { parse } from '../../../middleware/parse/index';
-import type { Middleware } from '../../../middleware/types';
+import type { Middleware } from '../../../core/types';
 
 const body = { jsonrpc: '2.0', id: 7, method: 'ping' };
 const passThrough: Middleware = (_req, _res, next) => next();

@@ -1,6 +1,6 @@
 /** compose(): its options are validated when it is called. */
 import { compose } from '../../../middleware/compose/index';
-import type { Middleware } from '../../../middleware/types';
+import type { Middleware } from '../../../core/types';
 
 const passThrough: Middleware = (_req, _res, next) => next();
 

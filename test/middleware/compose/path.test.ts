@@ -12,7 +12,7 @@ import { compose } from '../../../middleware/compose/index';
 import { dispatch } from '../../../middleware/dispatch/index';
 import { methodGuard } from '../../../middleware/method-guard/index';
 import { parse } from '../../../middleware/parse/index';
-import type { Middleware } from '../../../middleware/types';
+import type { Middleware } from '../../../core/types';
 
 const ping = { jsonrpc: '2.0', id: 7, method: 'ping' };
 const quiet = { error() {}, warn() {} };

@@ -9,7 +9,7 @@ import { createStateCodec } from '../../../middleware/dispatch/mrtr';
 import { applyOutbound } from '../../../middleware/dispatch/outbound';
 import { methodNotFound, toRpcError } from '../../../middleware/dispatch/rpc-errors';
 import type { Call } from '../../../middleware/dispatch/handler-context';
-import type { RequestLocals } from '../../../middleware/types';
+import type { RequestLocals } from '../../../core/types';
 
 const KEY = new Uint8Array(32).fill(7);
 const binding = { principal: 'p', method: 'tools/call', digest: 'd' };

@@ -8,7 +8,7 @@ import http, { type IncomingMessage, type Server, type ServerResponse } from 'no
 import express from 'express';
 import { type DispatchMiddleware, dispatch } from '../../../middleware/dispatch/index';
 import { ToolRegistry, textResult } from '../../../handlers/tools/index';
-import type { CallContext } from '../../../handlers/contract';
+import type { CallContext } from '../../../core/contract';
 import { elicitationRequest } from '../../../lib/mrtr';
 import { PLATFORMS, type Platform, chain, close, listen } from '../../support/dispatch-harness';
 import {

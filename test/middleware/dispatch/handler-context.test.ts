@@ -6,9 +6,9 @@
  */
 import request from 'supertest';
 import { dispatch } from '../../../middleware/dispatch/index';
-import type { CallContext } from '../../../handlers/contract';
+import type { CallContext } from '../../../core/contract';
 import { parse } from '../../../middleware/parse/index';
-import type { Middleware, RequestLocals } from '../../../middleware/types';
+import type { Middleware, RequestLocals } from '../../../core/types';
 import { PLATFORMS, serve } from '../../support/dispatch-harness';
 
 const INFO = { name: 's', version: '1' };

@@ -3,7 +3,7 @@
  * are wrong: checkHeaders() leaves tools of per-caller visibility to the registry, which checks the headers
  * only once the tool is known to be visible.
  */
-import type { Middleware } from '../../../middleware/types';
+import type { Middleware } from '../../../core/types';
 import { checkHeaders } from '../../../middleware/check-headers/index';
 import { dispatch } from '../../../middleware/dispatch/index';
 import { ToolRegistry, ok } from '../../../handlers/tools/index';

@@ -4,8 +4,8 @@
 import http from 'node:http';
 import { McpError } from '../../../lib/errors';
 import { dispatch } from '../../../middleware/dispatch/index';
-import type { CallContext } from '../../../handlers/contract';
-import type { Middleware, RequestLocals } from '../../../middleware/types';
+import type { CallContext } from '../../../core/contract';
+import type { Middleware, RequestLocals } from '../../../core/types';
 import { ERAS, PLATFORMS, type Stack, deferred, memoryLogger, stack } from '../../support/dispatch-harness';
 
 const SERVER_INFO = { name: 'test-server', version: '1.2.3' };

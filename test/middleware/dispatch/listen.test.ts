@@ -9,7 +9,7 @@ import { type DispatchMiddleware, dispatch } from '../../../middleware/dispatch/
 import { prompts } from '../../../handlers/prompts/index';
 import { memoryResources, resources } from '../../../handlers/resources/index';
 import { ToolRegistry, textResult } from '../../../handlers/tools/index';
-import type { Middleware, RequestLocals } from '../../../middleware/types';
+import type { Middleware, RequestLocals } from '../../../core/types';
 import { PLATFORMS, type Stack, stack } from '../../support/dispatch-harness';
 import {
   type Stream,

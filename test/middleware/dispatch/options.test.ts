@@ -2,7 +2,7 @@
  * dispatch() validates its options at construction: a TypeError naming the option.
  */
 import { dispatch, type DispatchOptions } from '../../../middleware/dispatch/index';
-import { HANDLER_METHODS } from '../../../handlers/contract';
+import { HANDLER_METHODS } from '../../../core/contract';
 
 const serverInfo = { name: 's', version: '1' };
 const tools = { list: () => ({ tools: [] }), call: () => ({ content: [] }) };

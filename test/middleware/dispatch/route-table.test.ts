@@ -3,7 +3,7 @@
  * never a built-in prototype's members, and exactly the HANDLER_METHODS list when it has one.
  */
 import { EventEmitter } from 'node:events';
-import { HANDLER_METHODS } from '../../../handlers/contract';
+import { HANDLER_METHODS } from '../../../core/contract';
 import { buildTable } from '../../../middleware/dispatch/route-table';
 
 const fn = () => ({});

@@ -6,7 +6,7 @@ import { McpError } from '../../../lib/errors';
 import { dispatch } from '../../../middleware/dispatch/index';
 import { redact } from '../../../middleware/redact/index';
 import { ToolRegistry, ok } from '../../../handlers/tools/index';
-import type { Middleware, RequestLocals } from '../../../middleware/types';
+import type { Middleware, RequestLocals } from '../../../core/types';
 import { parseSse } from '../../../testing/client';
 import { ERAS, PLATFORMS, type Stack, stack } from '../../support/dispatch-harness';
 

@@ -7,7 +7,7 @@ import { dispatch } from '../../../middleware/dispatch/index';
 import { limits } from '../../../middleware/limits/index';
 import { parse } from '../../../middleware/parse/index';
 import { ToolRegistry, textResult } from '../../../handlers/tools/index';
-import type { Middleware } from '../../../middleware/types';
+import type { Middleware } from '../../../core/types';
 import { PLATFORMS, type Stack, stack } from '../../support/dispatch-harness';
 import { envelope, modernHeaders, openStream, post, until } from '../../support/streaming';
 

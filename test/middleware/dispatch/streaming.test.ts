@@ -8,7 +8,7 @@ import { dispatch } from '../../../middleware/dispatch/index';
 import { limits } from '../../../middleware/limits/index';
 import { redact } from '../../../middleware/redact/index';
 import { ToolRegistry, textResult } from '../../../handlers/tools/index';
-import type { Middleware, RequestLocals } from '../../../middleware/types';
+import type { Middleware, RequestLocals } from '../../../core/types';
 import { PLATFORMS, type Stack, fakeAuth, stack } from '../../support/dispatch-harness';
 import {
   deferred,

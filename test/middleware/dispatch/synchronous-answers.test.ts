@@ -8,7 +8,7 @@ import { dispatch } from '../../../middleware/dispatch/index';
 import { parse } from '../../../middleware/parse/index';
 import { redact } from '../../../middleware/redact/index';
 import { type Tool, ToolRegistry } from '../../../handlers/tools/index';
-import type { Middleware } from '../../../middleware/types';
+import type { Middleware } from '../../../core/types';
 import { PLATFORMS, serve } from '../../support/dispatch-harness';
 
 const INFO = { name: 's', version: '1' };

@@ -7,7 +7,7 @@ import type { Server } from 'node:http';
 import request from 'supertest';
 import { apiKeyAuth, hashKey } from '../../../middleware/api-key-auth/index';
 import { limits } from '../../../middleware/limits/index';
-import type { Middleware } from '../../../middleware/types';
+import type { Middleware } from '../../../core/types';
 import { jsonLogger } from '../../support/json-logger';
 import { HOSTS, hostServer } from '../../support/hosts';
 

@@ -13,7 +13,7 @@ import { Counter, Gauge, Registry } from 'prom-client';
 import request from 'supertest';
 import { metrics, metricsHandler, type MetricsMiddleware } from '../../../middleware/metrics/index';
 import { parse } from '../../../middleware/parse/index';
-import type { RequestLocals } from '../../../middleware/types';
+import type { RequestLocals } from '../../../core/types';
 import {
   finalHandler,
   listenLoopback,

@@ -15,8 +15,8 @@ import { ToolRegistry, ok } from '../../../handlers/tools/index';
 import { parse } from '../../../middleware/parse/index';
 import { redact } from '../../../middleware/redact/index';
 import { rejectBatch } from '../../../middleware/reject-batch/index';
-import { localsOf, sendRefusal } from '../../../middleware/internal/respond';
-import type { Middleware } from '../../../middleware/types';
+import { localsOf, sendRefusal } from '../../../core/respond';
+import type { Middleware } from '../../../core/types';
 import {
   type Platform,
   PLATFORMS,

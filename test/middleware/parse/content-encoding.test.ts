@@ -1,7 +1,7 @@
 /** parse(): a Content-Encoding is decoded under the limit (gzip, deflate, br), or refused. */
 import http from 'node:http';
 import zlib from 'node:zlib';
-import { bodyCoding } from '../../../middleware/internal/body-coding';
+import { bodyCoding } from '../../../core/body-coding';
 import { parse } from '../../../middleware/parse/index';
 import { FLAVOURS, makeServer } from '../../support/servers';
 import { close, listen } from '../../support/dispatch-harness';

@@ -8,7 +8,7 @@ import express from 'express';
 import request from 'supertest';
 import { parse } from '../../../middleware/parse/index';
 import { rejectBatch } from '../../../middleware/reject-batch/index';
-import type { Middleware } from '../../../middleware/types';
+import type { Middleware } from '../../../core/types';
 import { jsonLogger } from '../../support/json-logger';
 import { HOSTS, hostServer } from '../../support/hosts';
 import { echoFinal } from '../../support/servers';

@@ -3,7 +3,7 @@ import express from 'express';
 import http from 'node:http';
 import request from 'supertest';
 import { parse } from '../../../middleware/parse/index';
-import type { Middleware } from '../../../middleware/types';
+import type { Middleware } from '../../../core/types';
 import { chain } from '../../support/dispatch-harness';
 import { FLAVOURS, echoFinal } from '../../support/servers';
 

@@ -6,7 +6,7 @@ import {
   protectedResourceMetadata,
   protectedResourceMetadataUrl,
 } from '../../../middleware/protected-resource-metadata/index';
-import type { Middleware } from '../../../middleware/types';
+import type { Middleware } from '../../../core/types';
 
 type Flavour = 'node:http' | 'express';
 

@@ -5,8 +5,8 @@ import { dispatch } from '../../../middleware/dispatch/index';
 import { parse } from '../../../middleware/parse/index';
 import { redact } from '../../../middleware/redact/index';
 import { maskOutbound } from '../../../middleware/redact/walk';
-import type { CallContext } from '../../../handlers/contract';
-import type { Middleware } from '../../../middleware/types';
+import type { CallContext } from '../../../core/contract';
+import type { Middleware } from '../../../core/types';
 import { PLATFORMS, finalHandler, modern, modernHeaders, serve } from '../../support/observe-harness';
 
 const JWT = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk';

@@ -8,7 +8,7 @@ import request from 'supertest';
 import { hashKey } from '../../../middleware/api-key-auth/index';
 import { mcpEndpoint } from '../../../middleware/endpoint/index';
 import { rejectBatch } from '../../../middleware/reject-batch/index';
-import type { Middleware } from '../../../middleware/types';
+import type { Middleware } from '../../../core/types';
 import { ToolRegistry, ok } from '../../../handlers/tools/index';
 
 const KEY = 'reject-batch-key-0123456789abcdef';

@@ -6,7 +6,7 @@ import { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
 import { dispatch } from '../../../middleware/dispatch/index';
 import { type ToolFilterOptions, toolFilter } from '../../../middleware/tool-filter/index';
-import { addToolView, createToolView } from '../../../middleware/tool-filter/views';
+import { addToolView, createToolView } from '../../../core/tool-views';
 import { ToolRegistry, textResult } from '../../../handlers/tools/index';
 import { ERAS, PLATFORMS, type Stack, stack } from '../../support/dispatch-harness';
 

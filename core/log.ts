@@ -8,8 +8,8 @@
  * but leave C1 controls, bidi controls and U+2028/U+2029 raw. Doing it here means no call site can forget. The
  * metadata is copied with bounds on depth, members and length, and a cycle is written as `[cycle]`.
  */
-import { cleanText } from '../../lib/sanitize.js';
-import type { Logger } from '../types.js';
+import { cleanText } from '../lib/sanitize.js';
+import type { Logger } from './types.js';
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 

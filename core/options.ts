@@ -4,7 +4,7 @@
  * never switch a check off; a value of the wrong kind is refused with what was expected and what was given.
  * Nothing here runs per request.
  */
-import type { Logger } from '../types.js';
+import type { Logger } from './types.js';
 
 /** A TypeError naming the factory, the option, what it expected and the value given. */
 export function badOption(factory: string, option: string, value: unknown, expected: string): TypeError {

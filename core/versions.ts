@@ -1,8 +1,8 @@
 /** The revision lists that `classifyRevision()`, `checkHeaders()` and `dispatch()` accept, validated once. */
-import type { ClassifyOptions } from '../../lib/classify.js';
-import { LEGACY_VERSIONS, MODERN_VERSIONS } from '../../lib/revisions.js';
-import { badOption } from '../internal/options.js';
-import type { Logger } from '../types.js';
+import type { ClassifyOptions } from '../lib/classify.js';
+import { LEGACY_VERSIONS, MODERN_VERSIONS } from '../lib/revisions.js';
+import { badOption } from './options.js';
+import type { Logger } from './types.js';
 
 export interface ClassifyRevisionOptions {
   /** Modern revisions served. Default `['2026-07-28']`. */

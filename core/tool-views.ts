@@ -3,9 +3,9 @@
  * and rename `tools/list`, map a `tools/call` name back to the actual tool). Internal to the library.
  */
 import type { IncomingMessage } from 'node:http';
-import { badOption, closest, knownKeys, optionsObject } from '../internal/options.js';
-import { localsOf } from '../internal/respond.js';
-import type { RequestLocals } from '../types.js';
+import { badOption, closest, knownKeys, optionsObject } from './options.js';
+import { localsOf } from './respond.js';
+import type { RequestLocals } from './types.js';
 
 /** How one tool is shown: its user-facing name, and a replacement description when one is configured. */
 export interface ExposedTool {

@@ -3,8 +3,8 @@
  * bare `http.createServer` and Express alike.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type JsonRpcError, type Refusal, errorResponse } from '../../lib/errors.js';
-import type { Logger, RequestLocals } from '../types.js';
+import { type JsonRpcError, type Refusal, errorResponse } from '../lib/errors.js';
+import type { Logger, RequestLocals } from './types.js';
 import { errorMeta, log } from './log.js';
 
 /** The request's locals, created on first use. */

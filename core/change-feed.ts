@@ -1,5 +1,6 @@
 /**
- * The in-process change feed, and how a handler object carries one (see index.ts for the whole story).
+ * The in-process change feed, and how a handler object carries one: the part of change feeds that `dispatch()`
+ * and the handler objects share (handlers/changes/index.ts tells the whole story; the Redis feed lives there).
  */
 /** What changed. */
 export type ChangeEvent = { type: 'listChanged' } | { type: 'updated'; uri: string };

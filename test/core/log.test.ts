@@ -4,8 +4,8 @@
  * the JSON format, whose output escapes C0 controls but not C1 controls, bidi controls or U+2028/U+2029.
  */
 import fc from 'fast-check';
-import { errorMeta, log } from '../../../middleware/internal/log';
-import { FORGERY, RAW_IN_JSON, UNSAFE, jsonLogger, strings } from '../../support/json-logger';
+import { errorMeta, log } from '../../core/log';
+import { FORGERY, RAW_IN_JSON, UNSAFE, jsonLogger, strings } from '../support/json-logger';
 
 /** The one line written; it carries none of the forgery material, raw or as a JSON escape. */
 function onlyLine(lines: string[]): Record<string, unknown> {

@@ -9,7 +9,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { log } from './log.js';
 import { localsOf, stderrLogger } from './respond.js';
-import type { Logger, RequestLocals } from '../types.js';
+import type { Logger, RequestLocals } from './types.js';
 
 const PASSED_ON = Symbol.for('mcpware.passedOnByDispatch');
 type Marked = RequestLocals & { [PASSED_ON]?: true };

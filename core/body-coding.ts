@@ -5,7 +5,7 @@
  */
 import { constants } from 'node:buffer';
 import zlib from 'node:zlib';
-import { type Refusal, refusal } from '../../lib/errors.js';
+import { type Refusal, refusal } from '../lib/errors.js';
 
 export type BodyCoding = 'identity' | 'gzip' | 'deflate' | 'br';
 

@@ -5,20 +5,14 @@
  */
 import { isThenable } from './maybe-promise.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type Refusal, refusal } from '../../lib/errors.js';
-import {
-  type JsonObject,
-  type ParseResult,
-  isBatchBytes,
-  parseMessage,
-  parseValue,
-} from '../../lib/jsonrpc.js';
-import { META } from '../../lib/meta.js';
-import { type ClassifyOptions, type ClassifyResult, classifyRevision } from '../../lib/classify.js';
-import { type McpRequest, toMcpRequest } from '../../lib/request.js';
+import { type Refusal, refusal } from '../lib/errors.js';
+import { type JsonObject, type ParseResult, isBatchBytes, parseMessage, parseValue } from '../lib/jsonrpc.js';
+import { META } from '../lib/meta.js';
+import { type ClassifyOptions, type ClassifyResult, classifyRevision } from '../lib/classify.js';
+import { type McpRequest, toMcpRequest } from '../lib/request.js';
 import { ACCEPTED_CODINGS, type BodyCoding, bodyCoding, decodeBody } from './body-coding.js';
 import { localsOf, sendInternalError, sendRefusal } from './respond.js';
-import type { Logger, RequestLocals } from '../types.js';
+import type { Logger, RequestLocals } from './types.js';
 
 export const DEFAULT_BODY_LIMIT = 4 * 1024 * 1024;
 

@@ -9,7 +9,7 @@ import type { JsonObject } from '../lib/jsonrpc.js';
 import type { LogLevel } from '../lib/meta.js';
 import type { InputRequest, InputRequiredResult } from '../lib/mrtr.js';
 import type { CacheHint, Implementation } from '../lib/encode.js';
-import type { Logger, Principal, RequestLocals } from '../middleware/types.js';
+import type { Logger, Principal, RequestLocals } from './types.js';
 
 /** Cache hints for cacheable modern results (`ttlMs` ≥ 0, `cacheScope`). */
 export type { CacheHint, Implementation };
