@@ -18,9 +18,11 @@
  */
 import { mountOrderCheck } from '../../core/mount-order.js';
 import type { Middleware } from '../../core/types.js';
-import { addToolView, createToolView, type ToolFilterOptions } from '../../core/tool-views.js';
+import { addToolView } from '../../core/tool-views.js';
+import { type ToolFilterOptions, createToolView } from './create-view.js';
 
-export type { ExposedTool, ToolFilterOptions, ToolOverride, ToolView } from '../../core/tool-views.js';
+export type { ExposedTool, ToolView } from '../../core/tool-views.js';
+export type { ToolFilterOptions, ToolOverride } from './create-view.js';
 
 /**
  * The middleware. Validates its options at construction (a TypeError naming the option, and the closest known

@@ -6,7 +6,8 @@ import { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
 import { dispatch } from '../../../middleware/dispatch/index';
 import { type ToolFilterOptions, toolFilter } from '../../../middleware/tool-filter/index';
-import { addToolView, createToolView } from '../../../core/tool-views';
+import { addToolView } from '../../../core/tool-views';
+import { createToolView } from '../../../middleware/tool-filter/create-view';
 import { ToolRegistry, textResult } from '../../../handlers/tools/index';
 import { ERAS, PLATFORMS, type Stack, stack } from '../../support/dispatch-harness';
 
