@@ -13,7 +13,7 @@ const SUPPORT = path.join(__dirname, '..', 'support');
 function run(env: Record<string, string>): Promise<string> {
   const script = `
     require(${JSON.stringify(path.join(SUPPORT, 'quiet-logs.cjs'))});
-    const { stderrLogger } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'middleware', 'internal', 'respond.ts'))});
+    const { stderrLogger } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'core', 'respond.ts'))});
     stderrLogger.warn('said by the library', { reason: 'x' });
     process.stderr.write('said by jest\\n', () => process.stderr.write('callback ran\\n'));
   `;
