@@ -7,7 +7,7 @@
  */
 import { hasCapability } from '../../lib/routing.js';
 import type { ServerCapabilities } from '../../core/contract.js';
-import { type ChangeFeed, changesOf } from '../../handlers/changes/index.js';
+import { type ChangeFeed, changesOf } from '../../core/change-feed.js';
 import { badOption } from '../../core/options.js';
 
 /** The (namespace, member) pairs each capability requires of the handlers. */
@@ -34,7 +34,7 @@ export interface Feeds {
   readonly prompts?: ChangeFeed | undefined;
 }
 
-/** The change feeds the handler objects carry (see handlers/changes). */
+/** The change feeds the handler objects carry (see core/change-feed.ts). */
 export function feedsOf(handlers: unknown): Feeds {
   const h = handlers as Readonly<Record<string, unknown>>;
   return { tools: changesOf(h.tools), resources: changesOf(h.resources), prompts: changesOf(h.prompts) };

@@ -18,7 +18,7 @@ import { META } from '../../lib/meta.js';
 import { encodeResult } from '../../lib/encode.js';
 import { hasCapability } from '../../lib/routing.js';
 import type { ServerCapabilities } from '../../core/contract.js';
-import type { ChangeEvent, ChangeFeed } from '../../handlers/changes/index.js';
+import type { ChangeEvent, ChangeFeed } from '../../core/change-feed.js';
 import { errorMeta, log } from '../../core/log.js';
 import { releaseParsed } from '../../core/parse-step.js';
 import { principalKey } from '../../lib/principal.js';
