@@ -20,7 +20,11 @@ export interface ToolView {
   resolve(name: string): string | undefined;
 }
 
-const LOCALS_KEY = 'toolViews';
+/**
+ * Where a request's tool views live on `req.locals`. A registered symbol: the ESM and CommonJS copies of the
+ * package share it, and no JSON-RPC method name or application string key reaches it.
+ */
+export const TOOL_VIEWS: unique symbol = Symbol.for('mcpware.toolViews');
 
 /**
  * Set to `true` on a tools handler object that applies the request's views itself (a ToolRegistry does, so its
@@ -30,16 +34,15 @@ export const TOOL_VIEWS_APPLIED: unique symbol = Symbol.for('mcpware.toolViewsAp
 
 /** The tool views installed on a request (`req.locals`), outermost (closest to the client) first. */
 export function toolViewsOf(locals: RequestLocals | undefined): readonly ToolView[] {
-  const v = locals?.[LOCALS_KEY];
-  return Array.isArray(v) ? (v as ToolView[]) : [];
+  return locals?.[TOOL_VIEWS] ?? [];
 }
 
 /** Install a view on a request (innermost last). Installing the same view twice is a no-op. */
 export function addToolView(req: IncomingMessage, view: ToolView): void {
   const locals = localsOf(req);
-  const list = Array.isArray(locals[LOCALS_KEY]) ? (locals[LOCALS_KEY] as ToolView[]) : [];
+  const list = locals[TOOL_VIEWS] ?? [];
   if (!list.includes(view)) list.push(view);
-  locals[LOCALS_KEY] = list;
+  locals[TOOL_VIEWS] = list;
 }
 
 /**

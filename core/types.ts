@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Era, RefusalReason } from '../lib/errors.js';
 import type { McpRequest } from '../lib/request.js';
+import type { TOOL_VIEWS, ToolView } from './tool-views.js';
 
 /** Who is asking, as an authenticator decided. Limits, audit and tool visibility key on it. */
 export interface Principal {
@@ -100,6 +101,11 @@ export interface RequestLocals {
    * answered (refused, unknown, or answered by an `unknownTool` hook) never becomes a label.
    */
   tool?: string;
+  /**
+   * Set by `toolFilter()`: the tool views `dispatch()` and a `ToolRegistry` apply to this request's `tools/list`
+   * and `tools/call`, outermost (closest to the client) first.
+   */
+  [TOOL_VIEWS]?: ToolView[];
   [key: string]: unknown;
 }
 

@@ -2,10 +2,11 @@
  * `toolFilter()`: an allow-list of tools and per-tool overrides (rename, re-describe), as ToolHive's
  * tool-filter / tool-call-filter pair does it for a proxy.
  *
- * The middleware itself only installs a *tool view* on the request (`req.locals.toolViews`); `dispatch()`
- * applies it to any tools handler: it filters and renames `tools/list` results, maps a `tools/call` name back to
- * the actual tool, and refuses a filtered name exactly as it refuses an unknown one (a ToolRegistry's refusal
- * then hints only the names this view exposes). So it needs mcpware's `dispatch()` downstream.
+ * The middleware itself only installs a *tool view* on the request (under `Symbol.for('mcpware.toolViews')` in
+ * `req.locals`); `dispatch()` applies it to any tools handler: it filters and renames `tools/list` results, maps
+ * a `tools/call` name back to the actual tool, and refuses a filtered name exactly as it refuses an unknown one
+ * (a ToolRegistry's refusal then hints only the names this view exposes). So it needs mcpware's `dispatch()`
+ * downstream.
  *
  * Semantics (ToolHive's, with one deliberate difference):
  * - `allow` holds user-facing (post-override) names; empty or absent means every tool.
