@@ -31,6 +31,23 @@ export type AuditMiddleware = Middleware & {
   stats(): AuditStats;
 };
 
+/**
+ * Write one audit record per request (who, what, outcome, refusal reason, timings) to a winston logger when
+ * the response ends. Mount it first, so that refusals are recorded too.
+ * @param options - {@link AuditOptions}
+ * @see docs/middleware/audit.md
+ * @example
+ * ```ts
+ * import winston from 'winston';
+ * import { audit, auditJsonFormat } from 'mcpware/audit';
+ *
+ * const logger = winston.createLogger({
+ *   format: auditJsonFormat(),
+ *   transports: [new winston.transports.File({ filename: 'audit.log' })],
+ * });
+ * app.use('/mcp', audit({ logger }));
+ * ```
+ */
 export function audit(options: AuditOptions): AuditMiddleware {
   const config = resolveAuditOptions(options);
   const { onError } = config;

@@ -29,6 +29,21 @@ export interface CheckHeadersOptions extends ClassifyRevisionOptions {
 
 const OPTIONS = ['modernVersions', 'legacyVersions', 'logger', 'paramHeaders'] as const;
 
+/**
+ * Check a modern request's standard headers against its body: `MCP-Protocol-Version` present, `Mcp-Method`
+ * and `Mcp-Name` equal to the body's, and the `Mcp-Param-*` headers a tool's `x-mcp-header` annotations ask
+ * for (400 / -32020 otherwise). Mount it after `classifyRevision()`.
+ * @param options - {@link CheckHeadersOptions}
+ * @see docs/middleware/check-headers.md
+ * @example
+ * ```ts
+ * import { checkHeaders } from 'mcpware/check-headers';
+ * import { ToolRegistry } from 'mcpware/tools';
+ *
+ * const tools = new ToolRegistry();
+ * app.use('/mcp', checkHeaders({ paramHeaders: tools.paramHeaders }));
+ * ```
+ */
 export function checkHeaders(options?: CheckHeadersOptions): Middleware {
   const o = optionsObject('checkHeaders', options);
   knownKeys('checkHeaders', o, OPTIONS);

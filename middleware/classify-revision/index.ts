@@ -15,6 +15,20 @@ import type { Middleware } from '../../core/types.js';
 
 export type { ClassifyRevisionOptions } from '../../core/versions.js';
 
+/**
+ * Classify each parsed request as legacy (2025-11-25) or modern (2026-07-28 and later) from its `_meta` and
+ * `MCP-Protocol-Version` header, into `req.locals.era`, and refuse a request whose version is inconsistent
+ * or not served (400). Mount it after `parse()`.
+ * @param options - {@link ClassifyRevisionOptions}
+ * @see docs/middleware/classify-revision.md
+ * @example
+ * ```ts
+ * import { classifyRevision } from 'mcpware/classify-revision';
+ * import { parse } from 'mcpware/parse';
+ *
+ * app.use('/mcp', parse(), classifyRevision({ modernVersions: ['2026-07-28'] }));
+ * ```
+ */
 export function classifyRevision(options?: ClassifyRevisionOptions): Middleware {
   const o = optionsObject('classifyRevision', options);
   knownKeys('classifyRevision', o, ['modernVersions', 'legacyVersions', 'logger']);

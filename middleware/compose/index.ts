@@ -28,6 +28,25 @@ export type Composed = (req: IncomingMessage, res: ServerResponse, next?: (err?:
 
 const MAX_PATH = 1024;
 
+/**
+ * Run Connect-style middlewares in order as one function: the request listener of a bare `node:http` server,
+ * or one middleware under Express or Connect. `next(err)` or a throw ends the chain with a generic -32603; a
+ * request that falls off the end goes to the host's `next()`, or gets 404 on bare `node:http`.
+ * @param middlewares - the chain, run in order
+ * @param options - {@link ComposeOptions}
+ * @see docs/middleware/compose.md
+ * @example
+ * ```ts
+ * import http from 'node:http';
+ * import { compose } from 'mcpware/compose';
+ * import { dispatch } from 'mcpware/dispatch';
+ * import { parse } from 'mcpware/parse';
+ *
+ * const serverInfo = { name: 'my-server', version: '1.0.0' };
+ * const mcp = compose([parse(), dispatch({ anonymous: true, handlers: {}, serverInfo })], { path: '/mcp' });
+ * http.createServer(mcp).listen(3000, '127.0.0.1');
+ * ```
+ */
 export function compose(middlewares: readonly Middleware[], options?: ComposeOptions): Composed {
   if (!Array.isArray(middlewares) || middlewares.some((m) => typeof m !== 'function')) {
     throw new TypeError('compose: expected an array of middleware functions');

@@ -47,6 +47,29 @@ function authDecided(req: IncomingMessage): boolean {
   return typeof locals.principal === 'object' && locals.principal !== null;
 }
 
+/**
+ * Answer each parsed request from the handler objects (`tools`, `resources`, `prompts`, `completion`):
+ * lifecycle methods (`initialize`, `server/discover`), routing of slash methods, capabilities, pagination
+ * and the JSON-RPC error of a failed handler. It is the end of the chain; it refuses requests no
+ * authentication accepted unless `anonymous: true`.
+ * @param options - {@link DispatchOptions}
+ * @see docs/middleware/dispatch.md
+ * @example
+ * ```ts
+ * import { dispatch } from 'mcpware/dispatch';
+ * import { parse } from 'mcpware/parse';
+ * import { ToolRegistry, ok } from 'mcpware/tools';
+ *
+ * const tools = new ToolRegistry({
+ *   tools: [{ name: 'ping', inputSchema: { type: 'object' }, call: () => ok({ pong: true }) }],
+ * });
+ * app.use(
+ *   '/mcp',
+ *   parse(),
+ *   dispatch({ anonymous: true, handlers: { tools }, serverInfo: { name: 'my-server', version: '1.0.0' } }),
+ * );
+ * ```
+ */
 export function dispatch(options: DispatchOptions): DispatchMiddleware {
   const config = resolveDispatchOptions(options);
   const listen = createListenRouter({

@@ -212,6 +212,30 @@ function buildParts(c: EndpointConfig): { parts: McpEndpointParts; auth: Auth } 
   return { parts, auth };
 }
 
+/**
+ * The recommended stack as one middleware: audit, metrics, Origin/Host, method, authentication, limits,
+ * batch rejection, parse, revision and header checks, redaction and dispatch, in that order, each configured
+ * from its section of the options. It is also a request listener for bare `node:http`; `parts` holds each
+ * piece.
+ * @param options - {@link McpEndpointOptions}
+ * @see docs/middleware/endpoint.md
+ * @example
+ * ```ts
+ * import { hashKey, mcpEndpoint } from 'mcpware';
+ * import { ToolRegistry, ok } from 'mcpware/tools';
+ *
+ * const tools = new ToolRegistry({
+ *   tools: [{ name: 'ping', inputSchema: { type: 'object' }, call: () => ok({ pong: true }) }],
+ * });
+ * const mcp = mcpEndpoint({
+ *   auth: { apiKeys: { keys: [{ userId: 'dev', hash: hashKey('dev-key-change-me') }] } },
+ *   handlers: { tools },
+ *   dispatch: { serverInfo: { name: 'my-server', version: '1.0.0' } },
+ *   origin: { allowedOrigins: [], allowedHosts: ['localhost:3000'] },
+ * });
+ * app.use('/mcp', mcp); // before any app-wide express.json()
+ * ```
+ */
 export function mcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   const config = resolveEndpointOptions(options);
   const { parts, auth } = buildParts(config);

@@ -107,6 +107,18 @@ function refuser(logger: Logger): Refuser {
 const shownList = (list: Set<string> | '*' | undefined): readonly string[] =>
   list === undefined || list === '*' ? ['*'] : capped([...list]);
 
+/**
+ * Refuse with 403 a request whose `Origin` or `Host` is not on the allow-lists, as the spec requires against
+ * DNS rebinding. List every name clients use to reach the server in `allowedHosts`.
+ * @param options - {@link GuardOriginOptions}
+ * @see docs/middleware/guard-origin.md
+ * @example
+ * ```ts
+ * import { guardOrigin } from 'mcpware/guard-origin';
+ *
+ * app.use('/mcp', guardOrigin({ allowedOrigins: [], allowedHosts: ['localhost:3000', '127.0.0.1:3000'] }));
+ * ```
+ */
 export function guardOrigin(options?: GuardOriginOptions): Middleware {
   const o = optionsObject('guardOrigin', options);
   knownKeys('guardOrigin', o, OPTIONS);

@@ -16,6 +16,18 @@ export interface MethodGuardOptions {
 
 const OPTIONS = ['allowOptions'] as const;
 
+/**
+ * Answer every HTTP method but POST with a JSON 405 and `Allow: POST` (OPTIONS passes on with
+ * `allowOptions`, for a CORS middleware after it). Mount the stack with `app.use`, so that a GET reaches it.
+ * @param options - {@link MethodGuardOptions}
+ * @see docs/middleware/method-guard.md
+ * @example
+ * ```ts
+ * import { methodGuard } from 'mcpware/method-guard';
+ *
+ * app.use('/mcp', methodGuard({ allowOptions: true }));
+ * ```
+ */
 export function methodGuard(options?: MethodGuardOptions): Middleware {
   const o = optionsObject('methodGuard', options);
   knownKeys('methodGuard', o, OPTIONS);

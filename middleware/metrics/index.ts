@@ -36,6 +36,21 @@ export type MetricsMiddleware = Middleware & {
   storeUp(store: 'limits' | 'changes', up: boolean): void;
 };
 
+/**
+ * Count requests, refusals, tool calls, authentications, limits and redactions in a prom-client registry,
+ * and time them. Mount it first (after `audit()`); serve the registry with {@link metricsHandler}.
+ * @param options - {@link MetricsOptions}
+ * @see docs/middleware/metrics.md
+ * @example
+ * ```ts
+ * import { Registry } from 'prom-client';
+ * import { metrics, metricsHandler } from 'mcpware/metrics';
+ *
+ * const registry = new Registry();
+ * app.get('/metrics', metricsHandler(registry));
+ * app.use('/mcp', metrics({ registry }));
+ * ```
+ */
 export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
   const config = resolveMetricsOptions(options);
   const { registry } = config;

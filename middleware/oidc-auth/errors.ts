@@ -18,6 +18,24 @@ export type OidcAuthErrorCode =
   /** No usable key set can be had: the identity provider's fault, not the caller's (a 503). */
   | 'ERR_OIDC_KEYS_UNAVAILABLE';
 
+/**
+ * The operational error of {@link oidcAuth}: the discovery or key set of the identity provider cannot be
+ * had, or the authenticator is closed. Branch on its `code` ({@link OidcAuthErrorCode}), never on the
+ * message.
+ * @see docs/middleware/oidc-auth.md
+ * @example
+ * ```ts
+ * import { OidcAuthError, oidcAuth } from 'mcpware/oidc-auth';
+ *
+ * const auth = oidcAuth({ issuer: 'https://idp.example.com', audience: 'https://mcp.example.com/mcp' });
+ * try {
+ *   await auth.ready;
+ * } catch (err) {
+ *   if (err instanceof OidcAuthError) console.error(err.code, err.message);
+ *   else throw err;
+ * }
+ * ```
+ */
 export class OidcAuthError extends McpwareError<OidcAuthErrorCode> {}
 
 /** A short description of a fetch or start-up failure for the log. */

@@ -35,6 +35,22 @@ const READ_ELSEWHERE =
   "before parse(): that parser's size limit and error pages apply, not parse()'s, and the body is read " +
   'before authentication; keep it off the MCP route (mount the MCP route before app.use(express.json()))';
 
+/**
+ * Read and parse the JSON-RPC body once, refusing with the spec's answer what is not one request (415, 413,
+ * -32700, -32600). The parsed request is then `req.locals.mcp` (read it with {@link getMcp} or {@link
+ * mcpOf}). Mount it before any app-wide body parser.
+ * @param options - {@link ParseOptions}
+ * @see docs/middleware/parse.md
+ * @example
+ * ```ts
+ * import { getMcp, parse } from 'mcpware/parse';
+ *
+ * app.use('/mcp', parse({ limit: '1mb' }), (req, _res, next) => {
+ *   console.log(getMcp(req)?.method);
+ *   next();
+ * });
+ * ```
+ */
 export function parse(options?: ParseOptions): Middleware {
   const o = optionsObject('parse', options);
   knownKeys('parse', o, OPTIONS);
@@ -53,12 +69,35 @@ export function parse(options?: ParseOptions): Middleware {
   };
 }
 
-/** The parsed request, or `undefined` when the shared parse step has not run (or refused). */
+/**
+ * The parsed request, or `undefined` when the shared parse step has not run (or refused).
+ * @example
+ * ```ts
+ * import { getMcp } from 'mcpware/parse';
+ *
+ * app.use('/mcp', (req, _res, next) => {
+ *   const mcp = getMcp(req); // undefined before parse() has run
+ *   if (mcp) console.log(mcp.method);
+ *   next();
+ * });
+ * ```
+ */
 export function getMcp(req: IncomingMessage): McpRequest | undefined {
   return req.locals?.mcp;
 }
 
-/** The parsed request; throws when `parse()` (or another mcpware middleware) has not parsed it. */
+/**
+ * The parsed request; throws when `parse()` (or another mcpware middleware) has not parsed it.
+ * @example
+ * ```ts
+ * import { mcpOf, parse } from 'mcpware/parse';
+ *
+ * app.use('/mcp', parse(), (req, _res, next) => {
+ *   console.log(mcpOf(req).method);
+ *   next();
+ * });
+ * ```
+ */
 export function mcpOf(req: IncomingMessage): McpRequest {
   const m = req.locals?.mcp;
   if (!m) throw new Error('mcpware: no parsed MCP request on req.locals.mcp (mount parse() first)');

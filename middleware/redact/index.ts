@@ -115,6 +115,21 @@ function redactorOf(o: RedactMiddlewareOptions): Redactor {
   return compiled.redactor;
 }
 
+/**
+ * Mask personal data and secrets (JWTs, PEM keys, e-mail addresses, card numbers, …) in the text of results
+ * and notifications before they leave, and record what fired on `req.locals.redaction`. Mount it before
+ * `dispatch()`.
+ * @param options - {@link RedactMiddlewareOptions}
+ * @see docs/middleware/redact.md
+ * @example
+ * ```ts
+ * import { dispatch } from 'mcpware/dispatch';
+ * import { redact } from 'mcpware/redact';
+ *
+ * const serverInfo = { name: 'my-server', version: '1.0.0' };
+ * app.use('/mcp', redact({ mode: 'mask' }), dispatch({ anonymous: true, handlers: {}, serverInfo }));
+ * ```
+ */
 export function redact(options?: RedactMiddlewareOptions): RedactMiddleware {
   const o = optionsObject('redact', options);
   knownKeys('redact', o, OPTIONS);

@@ -18,6 +18,18 @@ export interface RejectBatchOptions extends BodyOptions {
 
 const OPTIONS = ['limit', 'maxDepth', 'logger'] as const;
 
+/**
+ * Refuse a JSON-RPC batch (a body that is a JSON array) with -32600 before it is parsed: MCP has no batches.
+ * @param options - {@link RejectBatchOptions}
+ * @see docs/middleware/reject-batch.md
+ * @example
+ * ```ts
+ * import { parse } from 'mcpware/parse';
+ * import { rejectBatch } from 'mcpware/reject-batch';
+ *
+ * app.use('/mcp', rejectBatch(), parse());
+ * ```
+ */
 export function rejectBatch(options?: RejectBatchOptions): Middleware {
   const o = optionsObject('rejectBatch', options);
   knownKeys('rejectBatch', o, OPTIONS);
