@@ -87,6 +87,15 @@ function resolveApiKeyOptions(options: ApiKeyAuthOptions | undefined): ApiKeyCon
 
 /**
  * API-key authentication. Returns a middleware that is also an authenticator for `authenticate`.
+ * @param options - {@link ApiKeyAuthOptions}
+ * @see docs/middleware/api-key-auth.md
+ * @example
+ * ```ts
+ * import { apiKeyAuth, hashKey } from 'mcpware/api-key-auth';
+ *
+ * const keys = [{ userId: 'alice', hash: hashKey('alice-secret-key'), groups: ['admins'] }];
+ * app.use('/mcp', apiKeyAuth({ keys }));
+ * ```
  */
 export function apiKeyAuth(options: ApiKeyAuthOptions): AuthMiddleware {
   const { keys, challenge, logger } = resolveApiKeyOptions(options);

@@ -26,6 +26,18 @@ const MESSAGE = Symbol.for('message');
  * and flat objects/arrays of them, so the plain stringifier is enough; should a value be unserializable anyway
  * (a BigInt or a cycle from another caller of the same logger), the line says so instead of throwing inside the
  * logger. Combine as usual: `winston.format.combine(winston.format.timestamp(), auditJsonFormat())`.
+ * @see docs/middleware/audit.md
+ * @example
+ * ```ts
+ * import winston from 'winston';
+ * import { audit, auditJsonFormat } from 'mcpware/audit';
+ *
+ * const logger = winston.createLogger({
+ *   format: winston.format.combine(winston.format.timestamp(), auditJsonFormat()),
+ *   transports: [new winston.transports.Console()],
+ * });
+ * app.use('/mcp', audit({ logger }));
+ * ```
  */
 export function auditJsonFormat(): AuditJsonFormat {
   return {

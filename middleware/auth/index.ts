@@ -33,6 +33,21 @@ const FACTORY = 'authenticate';
 /**
  * Combine authenticators into one middleware: the first that recognizes the credential decides. Challenge
  * options default to those of the first member that has them.
+ * @param authenticators - the members, asked in order
+ * @param options - {@link AuthenticateOptions}
+ * @see docs/middleware/auth.md
+ * @example
+ * ```ts
+ * import { apiKeyAuth, authenticate } from 'mcpware/api-key-auth';
+ * import { oidcAuth } from 'mcpware/oidc-auth';
+ *
+ * const auth = authenticate([
+ *   oidcAuth({ issuer: 'https://idp.example.com', audience: 'https://mcp.example.com/mcp' }),
+ *   apiKeyAuth({ keys }),
+ * ]);
+ * await auth.ready;
+ * app.use('/mcp', auth);
+ * ```
  */
 export function authenticate(
   authenticators: readonly Authenticator[],

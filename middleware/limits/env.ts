@@ -21,6 +21,15 @@ export interface LimitsEnvOptions {
  * The limits options the demo server reads from the environment: `MCP_RPM` (600), `MCP_USER_CONCURRENCY` (8),
  * `MCP_GLOBAL_CONCURRENCY` (64), `MCP_COST_BUDGET_MS` per user per hour (1800000), each 0 = off; with
  * `REDIS_URL` the limits live in that Redis (pass the client). Throws a TypeError naming a bad variable.
+ * @param env - the environment, e.g. `process.env`
+ * @param extra - {@link LimitsEnvOptions}
+ * @example
+ * ```ts
+ * import { limits, limitsOptionsFromEnv } from 'mcpware/limits';
+ *
+ * const options = limitsOptionsFromEnv({ MCP_RPM: '120', MCP_USER_CONCURRENCY: '4' });
+ * app.use('/mcp', limits({ ...options, globalConcurrency: 32 }));
+ * ```
  */
 export function limitsOptionsFromEnv(
   env: Readonly<Record<string, string | undefined>>,

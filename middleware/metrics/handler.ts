@@ -10,6 +10,16 @@ import { isRegistry } from './options.js';
 /**
  * A node:http handler (also an Express route handler) serving `registry` in the Prometheus text format for
  * `GET` and `HEAD`; other methods get 405.
+ * @see docs/middleware/metrics.md
+ * @example
+ * ```ts
+ * import http from 'node:http';
+ * import { Registry } from 'prom-client';
+ * import { metricsHandler } from 'mcpware/metrics';
+ *
+ * const registry = new Registry();
+ * http.createServer(metricsHandler(registry)).listen(9464, '127.0.0.1');
+ * ```
  */
 export function metricsHandler(
   registry: Registry,

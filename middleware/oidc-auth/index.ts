@@ -44,6 +44,16 @@ function statusOf(discovery: Discovery, keys: KeyResolver, cache: JwksCache): Oi
 /**
  * OIDC bearer-token authentication. Returns a middleware that is also an authenticator for `authenticate`.
  * Await `ready` before accepting traffic.
+ * @param options - {@link OidcAuthOptions}
+ * @see docs/middleware/oidc-auth.md
+ * @example
+ * ```ts
+ * import { oidcAuth } from 'mcpware/oidc-auth';
+ *
+ * const auth = oidcAuth({ issuer: 'https://idp.example.com/realms/acme', audience: 'https://mcp.example.com/mcp' });
+ * await auth.ready;
+ * app.use('/mcp', auth);
+ * ```
  */
 export function oidcAuth(options: OidcAuthOptions): OidcAuthMiddleware {
   const config = resolveOidcOptions(options);

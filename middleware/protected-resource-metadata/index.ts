@@ -83,6 +83,13 @@ function resourcePath(u: URL): string {
 /**
  * The RFC 9728 metadata URL for a resource: the well-known path inserted between the origin and the
  * resource's path (`https://host/mcp` → `https://host/.well-known/oauth-protected-resource/mcp`).
+ * @example
+ * ```ts
+ * import { protectedResourceMetadataUrl } from 'mcpware/protected-resource-metadata';
+ *
+ * // 'https://mcp.example.com/.well-known/oauth-protected-resource/mcp'
+ * console.log(protectedResourceMetadataUrl('https://mcp.example.com/mcp'));
+ * ```
  */
 export function protectedResourceMetadataUrl(resource: string): string {
   const u = httpUrl(resource);
@@ -109,7 +116,22 @@ const KNOWN = [
   'resourceDocumentation',
 ];
 
-/** Serve the protected-resource metadata document. */
+/**
+ * Serve the protected-resource metadata document.
+ * @param options - {@link ProtectedResourceMetadataOptions}
+ * @see docs/middleware/protected-resource-metadata.md
+ * @example
+ * ```ts
+ * import { oidcAuth } from 'mcpware/oidc-auth';
+ * import { protectedResourceMetadata } from 'mcpware/protected-resource-metadata';
+ *
+ * const resource = 'https://mcp.example.com/mcp';
+ * const issuer = 'https://idp.example.com/realms/acme';
+ * const prm = protectedResourceMetadata({ resource, authorizationServers: [issuer] });
+ * app.use(prm); // at the application root: well-known URIs live there
+ * app.use('/mcp', oidcAuth({ issuer, audience: resource, resourceMetadataUrl: prm.url }));
+ * ```
+ */
 export function protectedResourceMetadata(
   options: ProtectedResourceMetadataOptions,
 ): ProtectedResourceMetadataMiddleware {
