@@ -27,7 +27,10 @@ export interface Tally {
 type Labels = Record<string, string>;
 type Metric = Counter<string> | Gauge<string>;
 
-/** Where prom-client keeps a metric's series: a reset replaces the object, which is how a tally notices one. */
+/**
+ * Where prom-client keeps a metric's series: a reset replaces the object, which is how a tally notices one. Not
+ * documented by prom-client: test/middleware/metrics/prom-client-private.test.ts holds the installed version to it.
+ */
 const seriesStore = (m: Metric): unknown => (m as unknown as { hashMap: unknown }).hashMap;
 
 class TalliedSeries implements Series {
