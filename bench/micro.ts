@@ -5,7 +5,7 @@
  *
  * Usage: node node_modules/.cache/mcpware-bench/build/bench/micro.js [--quick] (after bench/build.ts)
  */
-import { classifyRevision } from '../lib/classify.js';
+import { classifyEnvelope } from '../lib/classify.js';
 import { checkStandardHeaders } from '../lib/headers.js';
 import { parseMessage } from '../lib/jsonrpc.js';
 import { compileRedactor, newTally } from '../lib/redact/index.js';
@@ -63,7 +63,7 @@ function parseCases(roundMs: number, rounds: number): MicroResult[] {
     const m = parseMessage(w.body);
     if (!m.ok) throw new Error('parse failed');
     const mcp = toMcpRequest(m, w.headers, w.body.length);
-    const c = classifyRevision({
+    const c = classifyEnvelope({
       method: mcp.method ?? '',
       meta: mcp.meta,
       header: mcp.headers.protocolVersion,
@@ -75,7 +75,7 @@ function parseCases(roundMs: number, rounds: number): MicroResult[] {
   out.push(
     measure(
       'parse+classify (legacy tools/call)',
-      'parseMessage + toMcpRequest + classifyRevision',
+      'parseMessage + toMcpRequest + classifyEnvelope',
       parseClassify(legacyCall),
       roundMs,
       rounds,
@@ -84,7 +84,7 @@ function parseCases(roundMs: number, rounds: number): MicroResult[] {
   out.push(
     measure(
       'parse+classify (modern tools/call)',
-      'parseMessage + toMcpRequest + classifyRevision',
+      'parseMessage + toMcpRequest + classifyEnvelope',
       parseClassify(modernCall),
       roundMs,
       rounds,

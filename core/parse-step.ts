@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Refusal, refusal } from '../lib/errors.js';
 import { type JsonObject, type ParseResult, isBatchBytes, parseMessage, parseValue } from '../lib/jsonrpc.js';
 import { META } from '../lib/meta.js';
-import { type ClassifyOptions, type ClassifyResult, classifyRevision } from '../lib/classify.js';
+import { type ClassifyOptions, type ClassifyResult, classifyEnvelope } from '../lib/classify.js';
 import { type McpRequest, toMcpRequest } from '../lib/request.js';
 import { ACCEPTED_CODINGS, type BodyCoding, bodyCoding, decodeBody } from './body-coding.js';
 import { localsOf, sendInternalError, sendRefusal } from './respond.js';
@@ -504,7 +504,7 @@ function admitParsed(
 export function classifyOnce(req: IncomingMessage, mcp: McpRequest, opts?: ClassifyOptions): ClassifyResult {
   const st = stateOf(req);
   if (st.classified) return st.classified;
-  const result = classifyRevision(
+  const result = classifyEnvelope(
     {
       method: mcp.method ?? '',
       meta: mcp.meta,

@@ -52,7 +52,7 @@ function refuse(era: Era, r: Refusal): Refusal & { era: Era } {
   return { ...r, era };
 }
 
-export function classifyRevision(input: ClassifyInput, opts: ClassifyOptions = {}): ClassifyResult {
+export function classifyEnvelope(input: ClassifyInput, opts: ClassifyOptions = {}): ClassifyResult {
   const modern = opts.modernVersions ?? MODERN_VERSIONS;
   const legacy = opts.legacyVersions ?? LEGACY_VERSIONS;
   const { method, meta, header } = input;

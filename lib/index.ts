@@ -69,12 +69,12 @@ export type {
   Message,
   MessageKind,
   NotificationMessage,
-  ParseOptions,
+  ParseMessageOptions,
   ParseResult,
   RequestMessage,
   ResponseMessage,
 } from './jsonrpc.js';
-export { classifyRevision } from './classify.js';
+export { classifyEnvelope } from './classify.js';
 export type { Classification, ClassifyInput, ClassifyOptions, ClassifyResult } from './classify.js';
 export { NAME_MEMBER, checkStandardHeaders } from './headers.js';
 export type { HeaderCheckInput, StandardHeaders } from './headers.js';

@@ -50,7 +50,7 @@ export type Message = RequestMessage | NotificationMessage | ResponseMessage | E
 
 export type ParseResult = ({ ok: true } & Message) | (Refusal & { id?: RequestId });
 
-export interface ParseOptions {
+export interface ParseMessageOptions {
   /** Deepest nesting of objects and arrays accepted (the top-level object is depth 1). Default 64. */
   maxDepth?: number;
 }
@@ -98,7 +98,7 @@ export function isBatchBytes(buf: Uint8Array): boolean {
  * `forbidden_member`, `invalid_id`, `invalid_request` (-32600 for anything that is not one JSON-RPC message),
  * `method_too_long` (-32600, a method name past {@link MAX_METHOD_LENGTH}).
  */
-export function parseMessage(text: string, opts: ParseOptions = {}): ParseResult {
+export function parseMessage(text: string, opts: ParseMessageOptions = {}): ParseResult {
   const maxDepth = opts.maxDepth ?? DEFAULT_MAX_DEPTH;
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   let value: unknown;
@@ -125,7 +125,7 @@ export function parseMessage(text: string, opts: ParseOptions = {}): ParseResult
  * checked iteratively; duplicate members cannot be seen once parsed, so use {@link parseMessage} on the raw
  * text when you can.
  */
-export function parseValue(value: unknown, opts: ParseOptions = {}): ParseResult {
+export function parseValue(value: unknown, opts: ParseMessageOptions = {}): ParseResult {
   const maxDepth = opts.maxDepth ?? DEFAULT_MAX_DEPTH;
   if (Array.isArray(value)) return refusal('batch');
   if (value !== null && typeof value === 'object') {

@@ -1,4 +1,4 @@
-import { classifyRevision } from '../../lib/classify';
+import { classifyEnvelope } from '../../lib/classify';
 
 const PV = 'io.modelcontextprotocol/protocolVersion';
 const CI = 'io.modelcontextprotocol/clientInfo';
@@ -311,11 +311,11 @@ const rows: Row[] = [
   ['legacy header 2024-11-05 → legacy', 'tools/list', undefined, '2024-11-05', 'legacy', null],
 ];
 
-describe('classifyRevision table', () => {
+describe('classifyEnvelope table', () => {
   // One argument per case (jest treats a trailing unfilled parameter as a `done` callback).
   test.each(rows.map((r) => [r[0], r] as const))('%s', (_l, row) => {
     const [, method, meta, header, era, reason, code, data] = row;
-    const r = classifyRevision({ method, meta, header });
+    const r = classifyEnvelope({ method, meta, header });
     expect(r.era).toBe(era);
     if (reason === null) {
       expect(r.ok).toBe(true);
@@ -330,7 +330,7 @@ describe('classifyRevision table', () => {
   });
 
   test('modern result reports the version', () => {
-    expect(classifyRevision({ method: 'tools/list', meta: VM, header: '2026-07-28' })).toEqual({
+    expect(classifyEnvelope({ method: 'tools/list', meta: VM, header: '2026-07-28' })).toEqual({
       ok: true,
       era: 'modern',
       version: '2026-07-28',
@@ -339,7 +339,7 @@ describe('classifyRevision table', () => {
 
   test('notifications are never refused', () => {
     expect(
-      classifyRevision({
+      classifyEnvelope({
         method: 'notifications/x',
         meta: { [CC]: {} },
         header: '2026-07-28',
@@ -351,7 +351,7 @@ describe('classifyRevision table', () => {
       version: '2026-07-28',
     });
     expect(
-      classifyRevision({
+      classifyEnvelope({
         method: 'notifications/initialized',
         meta: undefined,
         header: undefined,
@@ -361,7 +361,7 @@ describe('classifyRevision table', () => {
   });
 
   test('a server may add modern versions', () => {
-    const r = classifyRevision(
+    const r = classifyEnvelope(
       { method: 'tools/list', meta: { [PV]: '2027-01-01', [CC]: {} }, header: '2027-01-01' },
       { modernVersions: ['2027-01-01', '2026-07-28'] },
     );
