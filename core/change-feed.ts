@@ -9,7 +9,19 @@ export type ChangeListener = (event: ChangeEvent) => void;
 /** Where a handler object keeps its change feed (a symbol: never routable). */
 export const CHANGES = Symbol.for('mcpware.changes');
 
-/** A synchronous, in-process event feed. Listener errors are swallowed: one bad listener cannot stop the rest. */
+/**
+ * A synchronous, in-process event feed. Listener errors are swallowed: one bad listener cannot stop the rest.
+ * @see docs/handlers/changes.md
+ * @example
+ * ```ts
+ * import { ChangeFeed } from 'mcpware/changes';
+ * import { resources } from 'mcpware/resources';
+ *
+ * const feed = new ChangeFeed();
+ * const res = resources({ sources: [catalogueSource], changes: feed });
+ * watcher.on('change', (path) => feed.updated(`docs://${path}`)); // notifications/resources/updated
+ * ```
+ */
 export class ChangeFeed {
   readonly #listeners = new Set<ChangeListener>();
 
@@ -53,7 +65,15 @@ export class ChangeFeed {
   }
 }
 
-/** True for something shaped like a ChangeFeed (works across two copies of the package, CJS and ESM). */
+/**
+ * True for something shaped like a ChangeFeed (works across two copies of the package, CJS and ESM).
+ * @example
+ * ```ts
+ * import { ChangeFeed, isChangeFeed } from 'mcpware/changes';
+ *
+ * console.log(isChangeFeed(new ChangeFeed()), isChangeFeed({})); // true false
+ * ```
+ */
 export function isChangeFeed(v: unknown): v is ChangeFeed {
   return (
     v instanceof ChangeFeed ||
@@ -64,7 +84,17 @@ export function isChangeFeed(v: unknown): v is ChangeFeed {
   );
 }
 
-/** The change feed a handler object exposes under {@link CHANGES}, if any. */
+/**
+ * The change feed a handler object exposes under {@link CHANGES}, if any.
+ * @example
+ * ```ts
+ * import { ChangeFeed, changesOf } from 'mcpware/changes';
+ * import { resources } from 'mcpware/resources';
+ *
+ * const res = resources({ sources: [catalogueSource], changes: new ChangeFeed() });
+ * changesOf(res)?.listChanged(); // notifications/resources/list_changed
+ * ```
+ */
 export function changesOf(handler: unknown): ChangeFeed | undefined {
   if (handler === null || typeof handler !== 'object') return undefined;
   const f = (handler as { [CHANGES]?: unknown })[CHANGES];

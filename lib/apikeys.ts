@@ -19,7 +19,16 @@ export function keyDigest(key: string): Buffer {
   return hash('sha256', key, 'buffer');
 }
 
-/** The configuration line for a key: `sha256:<lower-case hex>`. */
+/**
+ * The configuration line for a key: `sha256:<lower-case hex>`.
+ * @see docs/middleware/api-key-auth.md
+ * @example
+ * ```ts
+ * import { apiKeyAuth, hashKey } from 'mcpware/api-key-auth';
+ *
+ * app.use('/mcp', apiKeyAuth({ keys: [{ userId: 'alice', hash: hashKey(process.env.ALICE_KEY ?? '') }] }));
+ * ```
+ */
 export function hashKey(key: string): string {
   return HASH_PREFIX + keyDigest(key).toString('hex');
 }
@@ -208,6 +217,15 @@ const ENV_NAME = /^[^\s:,|]{1,256}$/;
  * whitespace (newlines included). `hash` is `sha256:<hex>` or bare hex, so `alice:sha256:<hex>:admins` and
  * `alice:<hex>:admins` mean the same. An empty or blank string gives an empty list. Messages name the entry by
  * its position and never repeat its text.
+ * @see docs/middleware/api-key-auth.md
+ * @example
+ * ```ts
+ * import { apiKeyAuth, parseApiKeysEnv } from 'mcpware/api-key-auth';
+ *
+ * const parsed = parseApiKeysEnv(process.env.MCP_API_KEYS ?? '');
+ * if (!parsed.ok) throw new Error(parsed.message);
+ * app.use('/mcp', apiKeyAuth({ keys: parsed.keys }));
+ * ```
  */
 export function parseApiKeysEnv(value: string): ParseKeysEnvResult {
   const entries = value.split(/[\s,]+/).filter((s) => s.length > 0);

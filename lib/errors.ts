@@ -291,6 +291,14 @@ export function refusalResponse(id: unknown, r: Refusal): JsonRpcErrorResponse {
 /**
  * An error a handler may throw to answer with a specific JSON-RPC error. Anything else thrown by a handler
  * becomes -32603 with a generic message.
+ * @example
+ * ```ts
+ * import { ErrorCode, McpError } from 'mcpware';
+ *
+ * function findOrder(id: string): never {
+ *   throw new McpError(ErrorCode.InvalidParams, `Unknown order ${id}`, { id });
+ * }
+ * ```
  */
 export class McpError extends Error {
   readonly code: number;
@@ -310,6 +318,18 @@ export class McpError extends Error {
  * The base of the operational errors mcpware raises or reports at run time (a store or a key set that is
  * unavailable, a catalogue that cannot be loaded): a stable string `code` to branch on, so callers and tests
  * never match message text. Option errors stay `TypeError`s, thrown when a factory is called.
+ * @example
+ * ```ts
+ * import { McpwareError } from 'mcpware/lib';
+ * import { loadCatalogue } from 'mcpware/catalogue';
+ *
+ * try {
+ *   await loadCatalogue('./catalogue');
+ * } catch (err) {
+ *   if (err instanceof McpwareError) console.error(err.code); // e.g. 'ERR_CATALOGUE'
+ *   else throw err;
+ * }
+ * ```
  */
 export class McpwareError<C extends string = string> extends Error {
   readonly code: C;

@@ -98,6 +98,14 @@ export function workMs(
  * order their windows opened, which is the order they end, so the dropping walks only ended windows and stops at
  * the first live one. The map holds the windows opened within the last `durationMs`, plus ended ones until the
  * next window opens.
+ * @example
+ * ```ts
+ * import { FixedWindows } from 'mcpware/lib';
+ *
+ * const minute = new FixedWindows(60_000);
+ * const now = performance.now();
+ * if (minute.add('alice', 1, now) > 600) console.log(`retry in ${minute.msLeft('alice', now)} ms`);
+ * ```
  */
 export class FixedWindows {
   private readonly windows = new Map<string, { count: number; endsAt: number }>();

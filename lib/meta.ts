@@ -32,6 +32,16 @@ export const LOG_LEVELS = Object.freeze([
 ] as const);
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+/**
+ * True for one of the eight syslog level names MCP's `logging` uses (`debug` … `emergency`).
+ * @see docs/lib.md
+ * @example
+ * ```ts
+ * import { isLogLevel } from 'mcpware/lib';
+ *
+ * console.log(isLogLevel('warning'), isLogLevel('warn')); // true false
+ * ```
+ */
 export function isLogLevel(v: unknown): v is LogLevel {
   return typeof v === 'string' && (LOG_LEVELS as readonly string[]).includes(v);
 }

@@ -66,6 +66,25 @@ function b64json(v: unknown): string {
   return Buffer.from(JSON.stringify(v), 'utf8').toString('base64url');
 }
 
+/**
+ * An OpenID provider on loopback for tests: a real discovery document and JWKS over HTTP, tokens signed with
+ * the claims a test chooses (RS256, ES256), keys that rotate on demand, and outages on demand. Start it with
+ * `TestIssuer.start()`.
+ * @param options - {@link TestIssuerOptions} (of `start`)
+ * @see docs/testing.md
+ * @example
+ * ```ts
+ * import { oidcAuth } from 'mcpware/oidc-auth';
+ * import { TestIssuer } from 'mcpware/testing';
+ *
+ * const idp = await TestIssuer.start();
+ * const auth = oidcAuth({ issuer: idp.url, audience: 'https://mcp.test/mcp' });
+ * await auth.ready;
+ * const token = await idp.sign({ sub: 'alice', aud: 'https://mcp.test/mcp' });
+ * console.log(`Authorization: Bearer ${token}`);
+ * await idp.stop();
+ * ```
+ */
 export class TestIssuer {
   /** The issuer URL (`iss`), e.g. `http://127.0.0.1:39123` or `http://127.0.0.1:39123/realms/test`. */
   readonly url: string;

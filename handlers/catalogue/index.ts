@@ -39,7 +39,21 @@ interface LoadedResource {
   body: ResourceBody;
 }
 
-/** Load a catalogue from `dir`. Rejects with a {@link CatalogueError} (or a TypeError for bad options). */
+/**
+ * Load a catalogue from `dir`. Rejects with a {@link CatalogueError} (or a TypeError for bad options).
+ * @param dir - the folder of markdown files
+ * @param options - {@link CatalogueOptions}
+ * @see docs/handlers/catalogue.md
+ * @example
+ * ```ts
+ * import { loadCatalogue } from 'mcpware/catalogue';
+ * import { prompts } from 'mcpware/prompts';
+ * import { resources } from 'mcpware/resources';
+ *
+ * const docs = await loadCatalogue('./catalogue', { scheme: 'docs' });
+ * const handlers = { resources: resources({ sources: [docs.resources] }), prompts: prompts({ sources: [docs.prompts] }) };
+ * ```
+ */
 export async function loadCatalogue(dir: string, options: CatalogueOptions = {}): Promise<Catalogue> {
   if (typeof dir !== 'string' || dir === '') throw badOption(F, 'dir', dir, 'a folder path');
   const r = resolveCatalogueOptions(options);

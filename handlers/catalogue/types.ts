@@ -50,7 +50,21 @@ export interface Catalogue {
   files: readonly string[];
 }
 
-/** A catalogue that cannot be loaded. `files` names the relative paths involved. */
+/**
+ * A catalogue that cannot be loaded. `files` names the relative paths involved.
+ * @see docs/handlers/catalogue.md
+ * @example
+ * ```ts
+ * import { CatalogueError, loadCatalogue } from 'mcpware/catalogue';
+ *
+ * try {
+ *   await loadCatalogue('./catalogue');
+ * } catch (err) {
+ *   if (err instanceof CatalogueError) console.error(err.message, err.files);
+ *   else throw err;
+ * }
+ * ```
+ */
 export class CatalogueError extends McpwareError<'ERR_CATALOGUE'> {
   readonly files: readonly string[];
   constructor(message: string, files: readonly string[]) {

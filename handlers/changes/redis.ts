@@ -139,7 +139,21 @@ function resolveOptions(options: RedisChangeFeedOptions | undefined): Config {
   };
 }
 
-/** A change feed shared through Redis; its options are validated here (see {@link RedisChangeFeedOptions}). */
+/**
+ * A change feed shared through Redis; its options are validated here (see {@link RedisChangeFeedOptions}).
+ * @param options - {@link RedisChangeFeedOptions}
+ * @see docs/handlers/changes.md
+ * @example
+ * ```ts
+ * import { Redis } from 'ioredis';
+ * import { redisChangeFeed } from 'mcpware/changes';
+ * import { resources } from 'mcpware/resources';
+ *
+ * const feed = redisChangeFeed({ redis: new Redis(), channel: 'docs:changes' });
+ * const res = resources({ sources: [catalogueSource], changes: feed });
+ * feed.updated('docs://guide.md'); // every replica's subscribers hear it
+ * ```
+ */
 export function redisChangeFeed(options: RedisChangeFeedOptions): RedisChangeFeed {
   return new SharedFeed(resolveOptions(options));
 }

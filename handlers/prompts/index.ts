@@ -65,7 +65,21 @@ async function find(c: PromptsConfig, name: string, ctx: CallContext): Promise<P
   return def !== undefined && isVisible(c, def, ctx) ? def : undefined;
 }
 
-/** Create the prompts handler object. Throws a TypeError for an unknown or invalid option. */
+/**
+ * Create the prompts handler object. Throws a TypeError for an unknown or invalid option.
+ * @param options - {@link PromptsOptions}
+ * @see docs/handlers/prompts.md
+ * @example
+ * ```ts
+ * import { dispatch } from 'mcpware/dispatch';
+ * import { prompts } from 'mcpware/prompts';
+ *
+ * const pr = prompts({
+ *   prompts: [{ name: 'summarize', arguments: [{ name: 'topic', required: true }], template: 'Summarize {{topic}}.' }],
+ * });
+ * app.use('/mcp', dispatch({ handlers: { prompts: pr }, serverInfo: { name: 'my-server', version: '1.0.0' } }));
+ * ```
+ */
 export function prompts(options: PromptsOptions = {}): PromptsHandler {
   const c = resolvePromptsOptions(options);
   return {

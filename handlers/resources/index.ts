@@ -29,7 +29,19 @@ export type {
 } from './types.js';
 export { memoryResources } from './memory.js';
 
-/** Create the resources handler object. Throws a TypeError for an unknown or invalid option. */
+/**
+ * Create the resources handler object. Throws a TypeError for an unknown or invalid option.
+ * @param options - {@link ResourcesOptions}
+ * @see docs/handlers/resources.md
+ * @example
+ * ```ts
+ * import { dispatch } from 'mcpware/dispatch';
+ * import { memoryResources, resources } from 'mcpware/resources';
+ *
+ * const res = resources({ sources: [memoryResources([{ uri: 'note://1', name: 'first note', text: 'Hello' }])] });
+ * app.use('/mcp', dispatch({ handlers: { resources: res }, serverInfo: { name: 'notes', version: '1.0.0' } }));
+ * ```
+ */
 export function resources(options: ResourcesOptions = {}): ResourcesHandler {
   const c = resolveResourcesOptions(options);
   return {

@@ -19,6 +19,14 @@ import type {
 /**
  * A successful result carrying `value` twice: as `structuredContent`, and as a text block with the same JSON
  * (for clients that read only text). Throws a TypeError when `value` has no JSON form (undefined, a function).
+ * @see docs/handlers/tools.md
+ * @example
+ * ```ts
+ * import { ok } from 'mcpware/tools';
+ *
+ * const result = ok({ temperature: 21, unit: 'C' }); // structuredContent and the same JSON as text
+ * console.log(result.structuredContent);
+ * ```
  */
 export function ok(value: unknown, extra: { _meta?: JsonObject } = {}): CallToolResult {
   const text = JSON.stringify(value);
@@ -28,12 +36,32 @@ export function ok(value: unknown, extra: { _meta?: JsonObject } = {}): CallTool
   return r;
 }
 
-/** A plain text result. */
+/**
+ * A plain text result.
+ * @see docs/handlers/tools.md
+ * @example
+ * ```ts
+ * import { textResult } from 'mcpware/tools';
+ *
+ * const result = textResult('Done: 3 files written.');
+ * console.log(result.content);
+ * ```
+ */
 export function textResult(text: string): CallToolResult {
   return { content: [textBlock(text)] };
 }
 
-/** A tool error the model can read and act on (`isError: true`): business failures, upstream API errors. */
+/**
+ * A tool error the model can read and act on (`isError: true`): business failures, upstream API errors.
+ * @see docs/handlers/tools.md
+ * @example
+ * ```ts
+ * import { toolError } from 'mcpware/tools';
+ *
+ * const result = toolError('The city "Atlantis" is unknown; try a city from the list.');
+ * console.log(result.isError); // true
+ * ```
+ */
 export function toolError(
   message: string,
   extra: { structuredContent?: unknown; _meta?: JsonObject } = {},
@@ -50,7 +78,17 @@ function withExtra<T extends BlockExtra>(block: T, extra: BlockExtra | undefined
   return block;
 }
 
-/** A `text` content block. */
+/**
+ * A `text` content block.
+ * @see docs/handlers/tools.md
+ * @example
+ * ```ts
+ * import { textBlock } from 'mcpware/tools';
+ *
+ * const block = textBlock('Hello', { annotations: { audience: ['user'] } });
+ * console.log(block.type); // 'text'
+ * ```
+ */
 export function textBlock(text: string, extra?: BlockExtra): TextContent {
   if (typeof text !== 'string') throw new TypeError('textBlock(): text must be a string');
   return withExtra<TextContent>({ type: 'text', text }, extra);
@@ -91,7 +129,18 @@ function mediaBlock<T extends ImageContent | AudioContent>(
   return withExtra(block as T, extra);
 }
 
-/** An `image` content block; bytes are Base64-encoded. */
+/**
+ * An `image` content block; bytes are Base64-encoded.
+ * @see docs/handlers/tools.md
+ * @example
+ * ```ts
+ * import { readFile } from 'node:fs/promises';
+ * import { imageBlock } from 'mcpware/tools';
+ *
+ * const block = imageBlock(await readFile('chart.png'), 'image/png');
+ * console.log(block.mimeType);
+ * ```
+ */
 export function imageBlock(
   data: Uint8Array | ArrayBuffer | string,
   mimeType: string,
@@ -100,7 +149,18 @@ export function imageBlock(
   return mediaBlock<ImageContent>('image', 'imageBlock()', data, mimeType, extra);
 }
 
-/** An `audio` content block; bytes are Base64-encoded. */
+/**
+ * An `audio` content block; bytes are Base64-encoded.
+ * @see docs/handlers/tools.md
+ * @example
+ * ```ts
+ * import { readFile } from 'node:fs/promises';
+ * import { audioBlock } from 'mcpware/tools';
+ *
+ * const block = audioBlock(await readFile('greeting.wav'), 'audio/wav');
+ * console.log(block.mimeType);
+ * ```
+ */
 export function audioBlock(
   data: Uint8Array | ArrayBuffer | string,
   mimeType: string,
@@ -111,7 +171,17 @@ export function audioBlock(
 
 const LINK_FIELDS = ['title', 'description', 'mimeType', 'size', 'icons', 'annotations', '_meta'] as const;
 
-/** A `resource_link` content block (a resource the client may read later). Unset fields are omitted. */
+/**
+ * A `resource_link` content block (a resource the client may read later). Unset fields are omitted.
+ * @see docs/handlers/tools.md
+ * @example
+ * ```ts
+ * import { resourceLink } from 'mcpware/tools';
+ *
+ * const link = resourceLink({ uri: 'docs://guide.md', name: 'guide', mimeType: 'text/markdown' });
+ * console.log(link.type); // 'resource_link'
+ * ```
+ */
 export function resourceLink(link: Omit<ResourceLink, 'type'>): ResourceLink {
   if (link === null || typeof link !== 'object')
     throw new TypeError('resourceLink(): expected { uri, name, … }');
@@ -126,7 +196,17 @@ export function resourceLink(link: Omit<ResourceLink, 'type'>): ResourceLink {
   return out;
 }
 
-/** An embedded `resource` block: give exactly one of `text` or `blob` (bytes, Base64-encoded here). */
+/**
+ * An embedded `resource` block: give exactly one of `text` or `blob` (bytes, Base64-encoded here).
+ * @see docs/handlers/tools.md
+ * @example
+ * ```ts
+ * import { embeddedResource } from 'mcpware/tools';
+ *
+ * const block = embeddedResource({ uri: 'config://app', mimeType: 'application/json', text: '{"mode":"demo"}' });
+ * console.log(block.resource.uri);
+ * ```
+ */
 export function embeddedResource(
   resource: {
     uri: string;

@@ -14,6 +14,17 @@
 import { maskMarker } from '../types.js';
 import { type Rule, isAlpha, isDigit, isWord } from './rule.js';
 
+/**
+ * True when a string of decimal digits passes the Luhn check, as a payment card number does; the card rule
+ * masks only such numbers.
+ * @see docs/middleware/redact.md
+ * @example
+ * ```ts
+ * import { luhn } from 'mcpware/lib';
+ *
+ * console.log(luhn('4111111111111111'), luhn('4111111111111112')); // true false
+ * ```
+ */
 export function luhn(digits: string): boolean {
   let sum = 0;
   let dbl = false;
