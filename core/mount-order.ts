@@ -19,6 +19,11 @@ export function markPassedOn(req: IncomingMessage): void {
   (localsOf(req) as Marked)[PASSED_ON] = true;
 }
 
+/** True when `dispatch()` passed the request on: whoever sees it is mounted after `dispatch()`. */
+export function passedOnByDispatch(req: IncomingMessage): boolean {
+  return (req.locals as Marked | undefined)?.[PASSED_ON] === true;
+}
+
 /**
  * The check for one middleware instance named `by`: true when the request's answer is already sent (the
  * middleware then calls `next()` and does nothing more). The first request that shows the middleware mounted

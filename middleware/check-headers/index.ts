@@ -15,6 +15,7 @@ import type { McpRequest } from '../../lib/request.js';
 import { type ClassifyRevisionOptions, versionOptions } from '../../core/versions.js';
 import { sendRefusal, stderrLogger } from '../../core/respond.js';
 import { mountOrderCheck } from '../../core/mount-order.js';
+import { notPost } from '../../core/post-only.js';
 import { fnOption, knownKeys, loggerOption, optionsObject } from '../../core/options.js';
 import type { Middleware } from '../../core/types.js';
 
@@ -82,7 +83,8 @@ export function checkHeaders(options?: CheckHeadersOptions): Middleware {
   };
   const late = mountOrderCheck('checkHeaders', logger);
   return function mcpCheckHeaders(req, res, next) {
-    if (late(req, res) || req.method !== 'POST') return next();
+    if (late(req, res)) return next();
+    if (req.method !== 'POST') return notPost(req, res, next, 'checkHeaders');
     onParsed(req, res, 'checkHeaders', logger, (mcp) => {
       if (check(req, res, mcp)) next();
     });

@@ -10,6 +10,7 @@ import { classifyOnce, onParsed } from '../../core/parse-step.js';
 import type { McpRequest } from '../../lib/request.js';
 import { sendRefusal, stderrLogger } from '../../core/respond.js';
 import { mountOrderCheck } from '../../core/mount-order.js';
+import { notPost } from '../../core/post-only.js';
 import { knownKeys, loggerOption, optionsObject } from '../../core/options.js';
 import type { Middleware } from '../../core/types.js';
 
@@ -47,7 +48,8 @@ export function classifyRevision(options?: ClassifyRevisionOptions): Middleware 
   };
   const late = mountOrderCheck('classifyRevision', logger);
   return function mcpClassifyRevision(req, res, next) {
-    if (late(req, res) || req.method !== 'POST') return next();
+    if (late(req, res)) return next();
+    if (req.method !== 'POST') return notPost(req, res, next, 'classifyRevision');
     onParsed(req, res, 'classifyRevision', logger, (mcp) => {
       if (check(req, res, mcp)) next();
     });

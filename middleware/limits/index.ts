@@ -9,6 +9,7 @@ import type { InflightScope } from '../../lib/limits.js';
 import { log } from '../../core/log.js';
 import { localsOf } from '../../core/respond.js';
 import { mountOrderCheck } from '../../core/mount-order.js';
+import { notPost } from '../../core/post-only.js';
 import type { Middleware } from '../../core/types.js';
 import { createAdmission } from './admit.js';
 import { type LimitsEnvOptions, limitsOptionsFromEnv } from './env.js';
@@ -86,7 +87,8 @@ export function limits(options: Readonly<LimitsOptions> = {}): LimitsMiddleware 
   let warned = false;
   const late = mountOrderCheck('limits', config.logger);
   const limitsMiddleware = (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
-    if (late(req, res) || req.method !== 'POST') return next();
+    if (late(req, res)) return next();
+    if (req.method !== 'POST') return notPost(req, res, next, 'limits');
     if (!warned && req.locals?.principal === undefined) {
       warned = true;
       log(config.logger, 'warn', NO_PRINCIPAL);

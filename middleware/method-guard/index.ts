@@ -4,8 +4,7 @@
  * a standalone GET stream (2025-11-25 allows 405 for both; 2026-07-28 says 405).
  * @see docs/middleware/method-guard.md
  */
-import { refusal } from '../../lib/errors.js';
-import { sendRefusal } from '../../core/respond.js';
+import { refuseMethod } from '../../core/post-only.js';
 import { boolOption, knownKeys, optionsObject } from '../../core/options.js';
 import type { Middleware } from '../../core/types.js';
 
@@ -34,9 +33,6 @@ export function methodGuard(options?: MethodGuardOptions): Middleware {
   const allowOptions = boolOption('methodGuard', 'allowOptions', o.allowOptions, false);
   return function mcpMethodGuard(req, res, next) {
     if (req.method === 'POST' || (allowOptions && req.method === 'OPTIONS')) return next();
-    sendRefusal(req, res, refusal('method_not_allowed'), 'methodGuard', {
-      id: undefined,
-      headers: { Allow: 'POST' },
-    });
+    refuseMethod(req, res, 'methodGuard');
   };
 }

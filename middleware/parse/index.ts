@@ -14,6 +14,7 @@ import type { IncomingMessage } from 'node:http';
 import { log } from '../../core/log.js';
 import { type BodyOptions, bodyReadElsewhere, onParsed, resolveBodyOptions } from '../../core/parse-step.js';
 import { stderrLogger } from '../../core/respond.js';
+import { notPost } from '../../core/post-only.js';
 import { knownKeys, loggerOption, optionsObject } from '../../core/options.js';
 import type { Logger, Middleware } from '../../core/types.js';
 import type { McpRequest } from '../../lib/request.js';
@@ -58,7 +59,7 @@ export function parse(options?: ParseOptions): Middleware {
   const logger = loggerOption('parse', o.logger, stderrLogger);
   let warned = false;
   return function mcpParse(req, res, next) {
-    if (req.method !== 'POST') return next();
+    if (req.method !== 'POST') return notPost(req, res, next, 'parse');
     if (!warned && bodyReadElsewhere(req)) {
       warned = true;
       log(logger, 'warn', READ_ELSEWHERE);

@@ -20,6 +20,7 @@ import {
 } from '../../lib/redact/index.js';
 import { localsOf } from '../../core/respond.js';
 import { mountOrderCheck } from '../../core/mount-order.js';
+import { notPost } from '../../core/post-only.js';
 import { badOption, fnOption, knownKeys, optionsObject } from '../../core/options.js';
 import type { Middleware, OutboundTransform, RedactionRecord } from '../../core/types.js';
 import { maskOutbound } from './walk.js';
@@ -140,7 +141,8 @@ export function redact(options?: RedactMiddlewareOptions): RedactMiddleware {
 
   const late = mountOrderCheck('redact');
   const mw = function mcpRedact(req, res, next) {
-    if (late(req, res) || req.method !== 'POST') return next();
+    if (late(req, res)) return next();
+    if (req.method !== 'POST') return notPost(req, res, next, 'redact');
     const locals = localsOf(req);
     const record: RedactionRecord = { mode: redactor.mode, fired: [], hits: {}, truncated: 0 };
     locals.redaction = record;

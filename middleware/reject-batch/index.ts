@@ -8,6 +8,7 @@
 import { refusal } from '../../lib/errors.js';
 import { type BodyOptions, isBatch, onParsed, parsed, resolveBodyOptions } from '../../core/parse-step.js';
 import { sendInternalError, sendRefusal, stderrLogger } from '../../core/respond.js';
+import { notPost } from '../../core/post-only.js';
 import { knownKeys, loggerOption, optionsObject } from '../../core/options.js';
 import type { Logger, Middleware } from '../../core/types.js';
 
@@ -36,7 +37,7 @@ export function rejectBatch(options?: RejectBatchOptions): Middleware {
   const body = resolveBodyOptions('rejectBatch', o);
   const logger = loggerOption('rejectBatch', o.logger, stderrLogger);
   return function mcpRejectBatch(req, res, next) {
-    if (req.method !== 'POST') return next();
+    if (req.method !== 'POST') return notPost(req, res, next, 'rejectBatch');
     // Parsed already into one message (parse() ran before): certainly not a batch.
     const now = parsed(req);
     if (now !== undefined && 'kind' in now) return next();

@@ -18,6 +18,7 @@
  * @see docs/middleware/tool-filter.md
  */
 import { mountOrderCheck } from '../../core/mount-order.js';
+import { notPost } from '../../core/post-only.js';
 import type { Middleware } from '../../core/types.js';
 import { addToolView } from '../../core/tool-views.js';
 import { type ToolFilterOptions, createToolView } from './create-view.js';
@@ -33,7 +34,9 @@ export function toolFilter(options: ToolFilterOptions): Middleware {
   const view = createToolView(options);
   const late = mountOrderCheck('toolFilter');
   return function mcpToolFilter(req, res, next) {
-    if (!late(req, res) && req.method === 'POST') addToolView(req, view);
+    if (late(req, res)) return next();
+    if (req.method !== 'POST') return notPost(req, res, next, 'toolFilter');
+    addToolView(req, view);
     next();
   };
 }

@@ -207,9 +207,14 @@ describe.each(FLAVOURS)('parse() on %s', (flavour) => {
     expect(res.body).toMatchObject({ passed: true, kind: 'response', id: 3 });
   });
 
-  test('non-POST passes through untouched', async () => {
+  test("non-POST gets methodGuard()'s 405 (parse() serves POST only); OPTIONS passes through", async () => {
     const res = await request(server).get('/mcp');
-    expect(res.status).toBe(200);
+    expect([res.status, res.headers.allow, res.body]).toEqual([
+      405,
+      'POST',
+      { jsonrpc: '2.0', error: { code: -32600, message: 'Method not allowed: use POST' } },
+    ]);
+    expect((await request(server).options('/mcp')).status).toBe(200);
   });
 });
 

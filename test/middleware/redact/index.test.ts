@@ -146,7 +146,7 @@ describe.each(PLATFORMS)('redact() on %s', (platform) => {
     expect(res.text).not.toContain('structuredContent');
   });
 
-  test('non-POST requests pass through untouched', async () => {
+  test("a non-POST request gets methodGuard()'s 405 and registers nothing; OPTIONS goes on untouched", async () => {
     const seen: Middleware = (req, res) => {
       res.end(
         JSON.stringify({
@@ -157,7 +157,13 @@ describe.each(PLATFORMS)('redact() on %s', (platform) => {
     };
     const s = serve(platform, [redact(), seen]);
     const res = await request(s).get('/mcp');
-    expect(JSON.parse(res.text)).toEqual({ outbound: 0, redaction: null });
+    expect([res.status, res.headers.allow, JSON.parse(res.text)]).toEqual([
+      405,
+      'POST',
+      { jsonrpc: '2.0', error: { code: -32600, message: 'Method not allowed: use POST' } },
+    ]);
+    const preflight = await request(s).options('/mcp');
+    expect(JSON.parse(preflight.text)).toEqual({ outbound: 0, redaction: null });
   });
 });
 
