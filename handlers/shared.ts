@@ -133,13 +133,3 @@ export function copyOptional(dst: Record<string, unknown>, src: object, fields: 
   const s = src as Record<string, unknown>;
   for (const f of fields) if (s[f] !== undefined) dst[f] = s[f];
 }
-
-/** Like {@link isObject} but without narrowing (keeps an already typed value's type). */
-export function isObjectLike(v: unknown): boolean {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-/** True for a plain JSON object (not null, not an array). */
-export function isObject(v: unknown): v is JsonObject {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}

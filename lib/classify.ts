@@ -21,6 +21,7 @@ import { type Era, type Refusal, refusal } from './errors.js';
 import { META, MODERN_SIGNAL_KEYS, isLogLevel } from './meta.js';
 import { LEGACY_VERSIONS, MODERN_VERSIONS, isModernClaim } from './revisions.js';
 import { clip } from './clip.js';
+import { isJsonObject } from './json.js';
 
 export interface ClassifyInput {
   method: string;
@@ -92,7 +93,7 @@ export function classifyEnvelope(input: ClassifyInput, opts: ClassifyOptions = {
   }
 
   const caps = meta![META.clientCapabilities];
-  if (caps === null || typeof caps !== 'object' || Array.isArray(caps)) {
+  if (!isJsonObject(caps)) {
     return refuse(
       'modern',
       refusal(hasOwn(meta!, META.clientCapabilities) ? 'invalid_envelope' : 'missing_envelope', {
@@ -102,7 +103,7 @@ export function classifyEnvelope(input: ClassifyInput, opts: ClassifyOptions = {
   }
   if (hasOwn(meta!, META.clientInfo)) {
     const ci = meta![META.clientInfo];
-    if (ci === null || typeof ci !== 'object' || Array.isArray(ci)) {
+    if (!isJsonObject(ci)) {
       return refuse(
         'modern',
         refusal('invalid_envelope', { message: `params._meta["${META.clientInfo}"] must be an object` }),

@@ -10,6 +10,7 @@
  *
  * Pure: no I/O. Decoding is bounded (length first, then a strict alphabet check, then a canonical re-encode).
  */
+import { isJsonObject } from './json.js';
 
 /** The longest cursor accepted, in characters. Longer input is refused before any decoding. */
 export const MAX_CURSOR_LENGTH = 4096;
@@ -80,7 +81,7 @@ export function decodeCursor(cursor: string, list?: string): DecodedCursor | Cur
   } catch {
     return refuse('cursor_malformed', 'Invalid cursor: it is malformed');
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+  if (!isJsonObject(value)) {
     return refuse('cursor_malformed', 'Invalid cursor: it is malformed');
   }
   const obj = value as Record<string, unknown>;

@@ -8,6 +8,7 @@
 import { type Era, ErrorCode } from './errors.js';
 import { META } from './meta.js';
 import { INPUT_REQUIRED_METHODS, isCacheableRoute, routeKey } from './routing.js';
+import { isJsonObject } from './json.js';
 
 /** `ttlMs`/`cacheScope` of a cacheable result (MCP 2026-07-28 `CacheableResult`). */
 export interface CacheHint {
@@ -104,9 +105,6 @@ export type EncodeResult = { ok: true; result: Record<string, unknown>; resultTy
 export type EncodeTextResult =
   { ok: true; text: string; resultType: string; isError: boolean } | EncodeFailure;
 
-const isObj = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v);
-
 const INPUT_REQUIRED = new Set(INPUT_REQUIRED_METHODS.map(routeKey));
 
 function validHint(ttl: unknown, scope: unknown): boolean {
@@ -134,7 +132,7 @@ function validHint(ttl: unknown, scope: unknown): boolean {
  */
 export function encodeResult(value: unknown, input: EncodeInput): EncodeResult {
   if (value === undefined) value = {};
-  if (!isObj(value)) {
+  if (!isJsonObject(value)) {
     return {
       ok: false,
       reason: 'not_an_object',
@@ -196,7 +194,7 @@ function modernResult(
     out.ttlMs = hint.ttlMs;
     out.cacheScope = hint.cacheScope;
   }
-  const meta = isObj(out._meta) ? out._meta : undefined;
+  const meta = isJsonObject(out._meta) ? out._meta : undefined;
   out._meta =
     meta === undefined ? serverMeta(input.serverInfo) : { ...meta, [META.serverInfo]: input.serverInfo };
   return { ok: true, result: out, resultType };

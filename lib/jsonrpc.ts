@@ -16,6 +16,7 @@
  */
 import { type Refusal, type RequestId, isRequestId, refusal } from './errors.js';
 import { type ScanProblem, scanMembers } from './jsonrpc-scan.js';
+import { isJsonObject } from './json.js';
 
 export type JsonObject = Record<string, unknown>;
 
@@ -167,7 +168,7 @@ function scanValue(root: object, maxDepth: number): ScanProblem | undefined {
 
 /** Classify a parsed JSON value as one JSON-RPC message. */
 export function classifyMessage(value: unknown): ParseResult {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+  if (!isJsonObject(value)) {
     return refusal('invalid_request', { message: 'Invalid Request: the body must be a JSON-RPC object' });
   }
   const m = value as JsonObject;
@@ -202,7 +203,7 @@ export function classifyMessage(value: unknown): ParseResult {
       return bad('Invalid Request: a request cannot carry result or error');
     let params: JsonObject | undefined;
     if (hasOwn(m, 'params') && m.params !== null) {
-      if (typeof m.params !== 'object' || Array.isArray(m.params)) {
+      if (!isJsonObject(m.params)) {
         return bad('Invalid Request: params must be an object');
       }
       params = m.params as JsonObject;
@@ -231,8 +232,7 @@ export function classifyMessage(value: unknown): ParseResult {
   }
   if (hasError) {
     const e = m.error;
-    if (e === null || typeof e !== 'object' || Array.isArray(e))
-      return bad('Invalid Request: error must be an object');
+    if (!isJsonObject(e)) return bad('Invalid Request: error must be an object');
     const eo = e as JsonObject;
     if (typeof eo.code !== 'number' || !Number.isInteger(eo.code) || typeof eo.message !== 'string') {
       return bad('Invalid Request: error needs an integer code and a string message');

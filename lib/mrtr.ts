@@ -16,6 +16,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { canonicalJson } from './canonical-json.js';
 import type { JsonObject } from './jsonrpc.js';
 import { clip } from './clip.js';
+import { isJsonObject } from './json.js';
 
 /** The client capability each input request method needs (2026-07-28 `InputRequest`). */
 export const INPUT_REQUEST_CAPABILITY: Readonly<Record<string, string>> = Object.freeze({
@@ -38,11 +39,9 @@ export interface InputRequiredResult {
   _meta?: JsonObject;
 }
 
-const isObj = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
-
 /** True when a handler's value is an input-required result (by its `resultType`). */
 export function isInputRequiredResult(v: unknown): v is InputRequiredResult {
-  return isObj(v) && v.resultType === 'input_required';
+  return isJsonObject(v) && v.resultType === 'input_required';
 }
 
 /** An `elicitation/create` input request (form mode). */
@@ -87,12 +86,17 @@ export function checkInputRequired(
     return { ok: false, reason: 'malformed', message: 'requestState must be a string' };
   }
   if (reqs === undefined) return { ok: true };
-  if (!isObj(reqs)) return { ok: false, reason: 'malformed', message: 'inputRequests must be an object' };
+  if (!isJsonObject(reqs))
+    return { ok: false, reason: 'malformed', message: 'inputRequests must be an object' };
   const missing: Record<string, JsonObject> = {};
   let anyMissing = false;
   for (const key of Object.keys(reqs)) {
     const r = reqs[key];
-    if (!isObj(r) || typeof r.method !== 'string' || (r.params !== undefined && !isObj(r.params))) {
+    if (
+      !isJsonObject(r) ||
+      typeof r.method !== 'string' ||
+      (r.params !== undefined && !isJsonObject(r.params))
+    ) {
       return {
         ok: false,
         reason: 'malformed',
@@ -107,7 +111,7 @@ export function checkInputRequired(
         message: `inputRequests["${clip(key)}"] has method "${clip(r.method)}", not an input request method`,
       };
     }
-    if (clientCapabilities !== undefined && !isObj(clientCapabilities[cap])) {
+    if (clientCapabilities !== undefined && !isJsonObject(clientCapabilities[cap])) {
       missing[cap] = {};
       anyMissing = true;
     }
@@ -124,7 +128,8 @@ export function missingCapabilities(
 ): Record<string, JsonObject> | undefined {
   let out: Record<string, JsonObject> | undefined;
   for (const cap of Object.keys(required)) {
-    if (!isObj(declared[cap])) (out ??= {})[cap] = isObj(required[cap]) ? (required[cap] as JsonObject) : {};
+    if (!isJsonObject(declared[cap]))
+      (out ??= {})[cap] = isJsonObject(required[cap]) ? (required[cap] as JsonObject) : {};
   }
   return out;
 }
@@ -140,12 +145,12 @@ export type InputResponsesRead =
  */
 export function readInputResponses(v: unknown, present: boolean): InputResponsesRead {
   if (!present) return { ok: true, present: false, responses: {}, dropped: [] };
-  if (!isObj(v)) return { ok: false, message: 'Invalid params: "inputResponses" must be an object' };
+  if (!isJsonObject(v)) return { ok: false, message: 'Invalid params: "inputResponses" must be an object' };
   const responses: Record<string, JsonObject> = Object.create(null) as Record<string, JsonObject>;
   const dropped: string[] = [];
   for (const k of Object.keys(v)) {
     const x = v[k];
-    if (isObj(x)) responses[k] = x;
+    if (isJsonObject(x)) responses[k] = x;
     else dropped.push(k);
   }
   return { ok: true, present: true, responses, dropped };
@@ -279,7 +284,7 @@ export function verifyRequestState(
   } catch {
     return { ok: false, reason: 'malformed' };
   }
-  if (!isObj(payload) || typeof payload.e !== 'number' || typeof payload.m !== 'string') {
+  if (!isJsonObject(payload) || typeof payload.e !== 'number' || typeof payload.m !== 'string') {
     return { ok: false, reason: 'malformed' };
   }
   if (now >= payload.e) return { ok: false, reason: 'expired' };

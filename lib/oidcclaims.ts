@@ -5,6 +5,7 @@
  *
  * @see docs/middleware/oidc-auth.md
  */
+import { isJsonObject } from './json.js';
 
 type Claims = Readonly<Record<string, unknown>>;
 
@@ -16,7 +17,7 @@ function decodeSegment(seg: string): Claims | undefined {
   if (seg.length === 0 || !B64URL.test(seg)) return undefined;
   try {
     const v: unknown = JSON.parse(Buffer.from(seg, 'base64url').toString('utf8'));
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Claims) : undefined;
+    return isJsonObject(v) ? (v as Claims) : undefined;
   } catch {
     return undefined;
   }
@@ -116,7 +117,7 @@ function readPath(payload: Claims, path: ClaimPath): unknown {
   const parts = typeof path === 'string' ? [path] : path;
   let v: unknown = payload;
   for (const p of parts) {
-    if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
+    if (!isJsonObject(v)) return undefined;
     if (!Object.prototype.hasOwnProperty.call(v, p)) return undefined;
     v = (v as Record<string, unknown>)[p];
   }

@@ -6,6 +6,7 @@ import type { Era, RequestId } from './errors.js';
 import type { JsonObject, Message, MessageKind } from './jsonrpc.js';
 import { META } from './meta.js';
 import type { StandardHeaders } from './headers.js';
+import { isJsonObject } from './json.js';
 
 export interface McpRequest {
   kind: MessageKind;
@@ -44,8 +45,6 @@ const TARGET_MEMBER: ReadonlyMap<string, 'name' | 'uri'> = new Map([
   ['resources/unsubscribe', 'uri'],
 ]);
 
-const isObj = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
-
 function headerValue(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v.join(', ') : v;
 }
@@ -73,14 +72,17 @@ export function toMcpRequest(
     const params = message.params;
     if (params) {
       out.params = params;
-      if (isObj(params._meta)) {
+      if (isJsonObject(params._meta)) {
         out.meta = params._meta;
         const pv = params._meta[META.protocolVersion];
         if (typeof pv === 'string') out.metaVersion = pv;
       }
       const member = TARGET_MEMBER.get(message.method);
       if (member && typeof params[member] === 'string') out.target = params[member] as string;
-      if ((message.method === 'tools/call' || message.method === 'prompts/get') && isObj(params.arguments)) {
+      if (
+        (message.method === 'tools/call' || message.method === 'prompts/get') &&
+        isJsonObject(params.arguments)
+      ) {
         out.arguments = params.arguments;
       }
     }

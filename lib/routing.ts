@@ -5,6 +5,7 @@
  *
  * @see docs/middleware/dispatch.md
  */
+import { isJsonObject } from './json.js';
 
 /**
  * Method folding for dispatch: `tools/list` → `tools.list`, `resources/templates/list` →
@@ -185,13 +186,10 @@ export function capabilityOfRoute(key: string): string | undefined {
   return CAPABILITY_BY_ROUTE.get(key);
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v);
-
 /** True when `capabilities` declares `capability` (`tools`, or a flag path such as `resources.subscribe`). */
 export function hasCapability(capabilities: Readonly<Record<string, unknown>>, capability: string): boolean {
   const dot = capability.indexOf('.');
-  if (dot < 0) return isObj(capabilities[capability]);
+  if (dot < 0) return isJsonObject(capabilities[capability]);
   const outer = capabilities[capability.slice(0, dot)];
-  return isObj(outer) && outer[capability.slice(dot + 1)] === true;
+  return isJsonObject(outer) && outer[capability.slice(dot + 1)] === true;
 }

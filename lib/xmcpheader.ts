@@ -5,6 +5,7 @@
  */
 import { type Refusal, refusal } from './errors.js';
 import { decodeHeaderValue } from './sentinel.js';
+import { isJsonObject } from './json.js';
 
 export const X_MCP_HEADER = 'x-mcp-header';
 export const PARAM_HEADER_PREFIX = 'Mcp-Param-';
@@ -41,9 +42,6 @@ export function isToken(v: string): boolean {
   return true;
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v);
-
 /**
  * Validate every `x-mcp-header` annotation of an inputSchema and list them in path order.
  * Errors: annotation not a non-empty RFC 9110 token; duplicated ignoring case; on a type other than `string`,
@@ -52,7 +50,7 @@ const isObj = (v: unknown): v is Record<string, unknown> =>
  * definitions, …); a schema nested deeper than {@link MAX_SCHEMA_DEPTH}.
  */
 export function paramHeaders(schema: unknown): ParamHeadersResult {
-  if (!isObj(schema)) return { ok: true, params: [] };
+  if (!isJsonObject(schema)) return { ok: true, params: [] };
   const found: ParamHeader[] = [];
   const seen = new Map<string, string>();
   // Iterative walk over every object node; `path` is set only while the chain is pure `properties`.
@@ -99,10 +97,10 @@ export function paramHeaders(schema: unknown): ParamHeadersResult {
     }
     for (const key of Object.keys(node)) {
       const child = node[key];
-      if (key === 'properties' && isObj(child)) {
+      if (key === 'properties' && isJsonObject(child)) {
         for (const prop of Object.keys(child)) {
           const sub = child[prop];
-          if (isObj(sub)) {
+          if (isJsonObject(sub)) {
             stack.push({
               node: sub,
               depth: depth + 1,
@@ -115,7 +113,7 @@ export function paramHeaders(schema: unknown): ParamHeadersResult {
         // Any other subschema-bearing keyword breaks the static chain.
         const subs = Array.isArray(child) ? child : [child];
         for (const sub of subs) {
-          if (isObj(sub)) {
+          if (isJsonObject(sub)) {
             stack.push({ node: sub, depth: depth + 1, path: null, where: `${where}/${key}` });
             // Maps of schemas ($defs, patternProperties, dependentSchemas …): walk their values too.
           }
@@ -133,7 +131,7 @@ export function paramHeaders(schema: unknown): ParamHeadersResult {
 function valueAt(args: Record<string, unknown> | undefined, path: readonly string[]): unknown {
   let cur: unknown = args;
   for (const seg of path) {
-    if (!isObj(cur) || !Object.prototype.hasOwnProperty.call(cur, seg)) return undefined;
+    if (!isJsonObject(cur) || !Object.prototype.hasOwnProperty.call(cur, seg)) return undefined;
     cur = cur[seg];
   }
   return cur;

@@ -33,6 +33,7 @@ import { LATEST_LEGACY_VERSION, LATEST_MODERN_VERSION } from '../lib/revisions.j
 import { encodeHeaderValue } from '../lib/sentinel.js';
 import { type ParamHeader, paramHeaderValues, paramHeaders } from '../lib/xmcpheader.js';
 import { boolOption, knownKeys, oneOf, optionsObject, stringOption } from '../core/options.js';
+import { isJsonObject } from '../lib/json.js';
 
 export type Era = 'modern' | 'legacy';
 
@@ -85,7 +86,7 @@ export function parseSse(text: string): JsonObject[] {
     }
     if (data.length === 0) continue;
     const v: unknown = JSON.parse(data.join('\n'));
-    if (isObj(v)) out.push(v);
+    if (isJsonObject(v)) out.push(v);
   }
   return out;
 }
@@ -400,7 +401,7 @@ export class McpTestClient {
       if (opts.omitMeta !== true) {
         const meta: JsonObject = {
           ...this.envelope(metaVersion),
-          ...(isObj(params._meta) ? params._meta : {}),
+          ...(isJsonObject(params._meta) ? params._meta : {}),
           ...opts.meta,
         };
         if (Array.isArray(opts.omitMeta)) for (const k of opts.omitMeta) delete meta[k];
@@ -414,11 +415,16 @@ export class McpTestClient {
       if (method === 'tools/call' && typeof params.name === 'string') {
         Object.assign(
           headers,
-          await this.#paramHeaders(params.name, isObj(params.arguments) ? params.arguments : undefined, opts),
+          await this.#paramHeaders(
+            params.name,
+            isJsonObject(params.arguments) ? params.arguments : undefined,
+            opts,
+          ),
         );
       }
     } else {
-      if (opts.meta) p = { ...p, _meta: { ...(isObj(params._meta) ? params._meta : {}), ...opts.meta } };
+      if (opts.meta)
+        p = { ...p, _meta: { ...(isJsonObject(params._meta) ? params._meta : {}), ...opts.meta } };
       headers['MCP-Protocol-Version'] = opts.headerVersion ?? opts.version ?? this.version;
     }
     const msg: JsonObject = { jsonrpc: '2.0' };
@@ -433,10 +439,10 @@ export class McpTestClient {
   /** Keep each listed tool's x-mcp-header annotations (a tool listed again replaces what was kept). */
   #learnFrom(res: McpResponse): void {
     const result: unknown = res.body?.result;
-    if (res.status !== 200 || !isObj(result) || !Array.isArray(result.tools)) return;
+    if (res.status !== 200 || !isJsonObject(result) || !Array.isArray(result.tools)) return;
     const map = (this.#schemas ??= new Map());
     for (const t of result.tools as unknown[]) {
-      if (!isObj(t) || typeof t.name !== 'string') continue;
+      if (!isJsonObject(t) || typeof t.name !== 'string') continue;
       const r = paramHeaders(t.inputSchema);
       // Clients MUST drop tools with invalid annotations; here they simply get no Mcp-Param-* headers.
       if (r.ok) map.set(t.name, r.params);
@@ -472,7 +478,7 @@ export class McpTestClient {
         this.#nextId++,
       );
       const result: unknown = res.body?.result;
-      if (res.status !== 200 || !isObj(result) || typeof result.nextCursor !== 'string') break;
+      if (res.status !== 200 || !isJsonObject(result) || typeof result.nextCursor !== 'string') break;
       cursor = result.nextCursor;
     }
   }
@@ -528,8 +534,4 @@ export class McpTestClient {
 function detach(server: Server): void {
   server.unref();
   server.on('connection', (socket) => socket.unref());
-}
-
-function isObj(v: unknown): v is JsonObject {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }

@@ -6,7 +6,7 @@
  */
 import { parse as parseYaml } from 'yaml';
 import type { PromptArgument } from '../prompts/types.js';
-import { isObject } from '../shared.js';
+import { isJsonObject } from '../../lib/json.js';
 import { CatalogueError } from './types.js';
 
 const MAX_FRONTMATTER = 64 * 1024;
@@ -39,7 +39,7 @@ export function splitFrontmatter(text: string, rel: string): Split {
         const why = e instanceof Error ? e.message.split('\n')[0] : 'parse error';
         throw new CatalogueError(`catalogue: "${rel}": frontmatter is not valid YAML (${why})`, [rel]);
       }
-      if (value !== null && value !== undefined && !isObject(value)) {
+      if (value !== null && value !== undefined && !isJsonObject(value)) {
         throw new CatalogueError(`catalogue: "${rel}": frontmatter must be a YAML mapping`, [rel]);
       }
       return {
@@ -90,7 +90,7 @@ export function readArguments(fm: Record<string, unknown>, rel: string): PromptA
   if (!Array.isArray(v)) throw bad('must be a list');
   const seen = new Set<string>();
   return v.map((a: unknown, i) => {
-    if (!isObject(a) || typeof a.name !== 'string' || a.name === '')
+    if (!isJsonObject(a) || typeof a.name !== 'string' || a.name === '')
       throw bad(`[${i}] needs a string "name"`);
     if (seen.has(a.name)) throw bad(`names "${a.name}" twice`);
     seen.add(a.name);

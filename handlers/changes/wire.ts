@@ -7,6 +7,7 @@
  *   {"v":1,"from":"3f9c0a1b2c3d4e5f","type":"updated","uri":"notes://today"}
  */
 import type { ChangeEvent } from '../../core/change-feed.js';
+import { isJsonObject } from '../../lib/json.js';
 
 /** The version this code writes and the only one it reads. */
 export const WIRE_VERSION = 1;
@@ -52,8 +53,7 @@ export function decodeWire(message: unknown): WireDecoded {
   } catch {
     return { ok: false, reason: 'not_json' };
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value))
-    return { ok: false, reason: 'bad_shape' };
+  if (!isJsonObject(value)) return { ok: false, reason: 'bad_shape' };
   const o = value as Record<string, unknown>;
   if (!own(o, 'v') || typeof o.v !== 'number') return { ok: false, reason: 'bad_shape' };
   if (o.v !== WIRE_VERSION) return { ok: false, reason: 'unknown_version' };

@@ -10,7 +10,8 @@ import { ErrorCode, McpError } from '../../lib/errors.js';
 import type { JsonObject } from '../../lib/jsonrpc.js';
 import type { CallContext } from '../../core/contract.js';
 import { badOption, knownKeys, optionsObject } from '../../core/options.js';
-import { COMPLETER, type Completer, clip, isObject, isObjectLike } from '../shared.js';
+import { COMPLETER, type Completer, clip } from '../shared.js';
+import { isJsonObject } from '../../lib/json.js';
 
 /** The most values one completion carries (the spec's cap). */
 export const MAX_COMPLETION_VALUES = 100;
@@ -42,7 +43,7 @@ export function completion(options: CompletionOptions = {}): CompletionHandler {
   for (const key of OPTIONS) {
     const h = o[key];
     if (h === undefined) continue;
-    const c = isObjectLike(h) ? (h as { [COMPLETER]?: Completer })[COMPLETER] : undefined;
+    const c = isJsonObject(h) ? (h as { [COMPLETER]?: Completer })[COMPLETER] : undefined;
     if (!c || typeof c.complete !== 'function')
       throw badOption(F, key, h, `the handler object returned by ${key}()`);
     completers.push(c);
@@ -52,21 +53,21 @@ export function completion(options: CompletionOptions = {}): CompletionHandler {
     async complete(params, ctx) {
       const ref = params.ref;
       const arg = params.argument;
-      if (!isObject(ref) || typeof ref.type !== 'string') {
+      if (!isJsonObject(ref) || typeof ref.type !== 'string') {
         throw new McpError(
           ErrorCode.InvalidParams,
           'completion/complete: "ref" must be an object with a "type"',
         );
       }
-      if (!isObject(arg) || typeof arg.name !== 'string' || typeof arg.value !== 'string') {
+      if (!isJsonObject(arg) || typeof arg.name !== 'string' || typeof arg.value !== 'string') {
         throw new McpError(
           ErrorCode.InvalidParams,
           'completion/complete: "argument" must be {name: string, value: string}',
         );
       }
       const context: Record<string, string> = Object.create(null) as Record<string, string>;
-      const given = isObject(params.context) ? params.context.arguments : undefined;
-      if (isObject(given))
+      const given = isJsonObject(params.context) ? params.context.arguments : undefined;
+      if (isJsonObject(given))
         for (const k of Object.keys(given)) if (typeof given[k] === 'string') context[k] = given[k];
 
       for (const c of completers) {

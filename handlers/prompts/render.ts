@@ -9,7 +9,8 @@ import type { JsonObject } from '../../lib/jsonrpc.js';
 import { type InputRequiredResult, isInputRequiredResult } from '../../lib/mrtr.js';
 import { renderTemplate } from '../../lib/render.js';
 import type { CallContext } from '../../core/contract.js';
-import { clip, copyOptional, isObject, isObjectLike } from '../shared.js';
+import { clip, copyOptional } from '../shared.js';
+import { isJsonObject } from '../../lib/json.js';
 import { badOption } from '../../core/options.js';
 import type { PromptDefinition, PromptGetResult, PromptMessage } from './types.js';
 
@@ -19,7 +20,7 @@ const ARG_FIELDS = ['title', 'description', 'required'] as const;
 /** Check one definition (at construction for in-memory prompts, on use for source-provided ones). */
 export function checkDefinition(d: unknown, where: string): asserts d is PromptDefinition {
   const p = d as PromptDefinition;
-  if (!isObjectLike(d) || typeof p.name !== 'string' || p.name === '') {
+  if (!isJsonObject(d) || typeof p.name !== 'string' || p.name === '') {
     throw badOption('prompts', where, d, 'a prompt with a non-empty string name');
   }
   if (p.template === undefined && typeof p.render !== 'function') {
@@ -33,7 +34,7 @@ export function checkDefinition(d: unknown, where: string): asserts d is PromptD
       throw badOption('prompts', `${where}.arguments`, p.arguments, 'an array');
     const names = new Set<string>();
     p.arguments.forEach((a, i) => {
-      if (!isObject(a) || typeof a.name !== 'string' || a.name === '' || names.has(a.name)) {
+      if (!isJsonObject(a) || typeof a.name !== 'string' || a.name === '' || names.has(a.name)) {
         const expected = 'an argument with a unique non-empty string name';
         throw badOption('prompts', `${where}.arguments[${i}]`, a, expected);
       }
@@ -59,7 +60,8 @@ export function publicPrompt(p: PromptDefinition): JsonObject {
 /** `params.arguments`: absent/null → `{}`; otherwise an object of strings, else -32602. */
 export function readArguments(v: unknown): Record<string, string> {
   if (v === undefined || v === null) return {};
-  if (!isObject(v)) throw new McpError(ErrorCode.InvalidParams, 'prompts/get: "arguments" must be an object');
+  if (!isJsonObject(v))
+    throw new McpError(ErrorCode.InvalidParams, 'prompts/get: "arguments" must be an object');
   const out: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const k of Object.keys(v)) {
     const x = v[k];
@@ -114,7 +116,7 @@ function normalizeRendered(
   let out: PromptGetResult;
   if (typeof r === 'string') out = { messages: [{ role: 'user', content: { type: 'text', text: r } }] };
   else if (Array.isArray(r)) out = { messages: r };
-  else if (isObject(r) && Array.isArray(r.messages)) out = { ...r };
+  else if (isJsonObject(r) && Array.isArray(r.messages)) out = { ...r };
   else
     throw new TypeError(
       `prompts: render() of "${def.name}" returned neither a string, messages, nor a result`,

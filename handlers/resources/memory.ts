@@ -4,7 +4,7 @@
  * @see docs/handlers/resources.md
  */
 import { type ResourceBody, bodyByteLength } from '../../lib/content.js';
-import { isObjectLike } from '../shared.js';
+import { isJsonObject } from '../../lib/json.js';
 import { badOption } from '../../core/options.js';
 import { publicEntry } from './read.js';
 import type { MemoryResource, ResourceEntry, ResourceSource } from './types.js';
@@ -17,7 +17,13 @@ export function memoryResources(items: readonly MemoryResource[]): ResourceSourc
   if (!Array.isArray(items)) throw badOption('memoryResources', 'items', items, 'an array of resources');
   const byUri = new Map<string, { entry: ResourceEntry; body: ResourceBody }>();
   items.forEach((it, i) => {
-    if (!isObjectLike(it) || typeof it.uri !== 'string' || it.uri === '' || typeof it.name !== 'string') {
+    // `as unknown`: the check looks at the caller's value without narrowing its declared type.
+    if (
+      !isJsonObject(it as unknown) ||
+      typeof it.uri !== 'string' ||
+      it.uri === '' ||
+      typeof it.name !== 'string'
+    ) {
       throw badOption(
         'memoryResources',
         `items[${i}]`,

@@ -8,7 +8,8 @@ import { LEGACY_RESOURCE_NOT_FOUND } from '../../lib/encode.js';
 import { type ParsedTemplate, parseTemplate } from '../../lib/uritemplate.js';
 import type { ChangeFeed } from '../changes/index.js';
 import type { CacheHint } from '../../core/contract.js';
-import { checkCache, checkChanges, checkPageSize, checkSources, isObject } from '../shared.js';
+import { checkCache, checkChanges, checkPageSize, checkSources } from '../shared.js';
+import { isJsonObject } from '../../lib/json.js';
 import { badOption, fnOption, intOption, knownKeys, optionsObject } from '../../core/options.js';
 import type { ResourceSource, ResourceTemplate, ResourcesOptions } from './types.js';
 
@@ -76,7 +77,7 @@ function checkTemplates(raw: unknown): Template[] {
   raw.forEach((t: unknown, i) => {
     const d = t as ResourceTemplate;
     if (
-      !isObject(t) ||
+      !isJsonObject(t) ||
       typeof d.uriTemplate !== 'string' ||
       typeof d.name !== 'string' ||
       typeof d.read !== 'function'

@@ -10,7 +10,8 @@ import type { Era } from '../../lib/errors.js';
 import type { JsonObject } from '../../lib/jsonrpc.js';
 import { type ParamHeader, paramHeaders as scanParamHeaders } from '../../lib/xmcpheader.js';
 import { closest } from '../../core/options.js';
-import { clip, isObject } from '../shared.js';
+import { clip } from '../shared.js';
+import { isJsonObject } from '../../lib/json.js';
 import type {
   JsonSchema,
   SchemaCompiler,
@@ -84,7 +85,7 @@ export function prepareEntry(tool: Tool, compiler: SchemaCompiler, anyName = fal
   };
   const validateInput = compile(inputSchema, 'inputSchema');
   const validateOutput = outputSchema === undefined ? undefined : compile(outputSchema, 'outputSchema');
-  const legacyOutput = isObject(outputSchema) && outputSchema.type === 'object';
+  const legacyOutput = isJsonObject(outputSchema) && outputSchema.type === 'object';
   const shape = { tool, inputSchema, outputSchema, legacyOutput, statics };
   return {
     ...shape,
@@ -131,7 +132,7 @@ function knownFields(tool: Tool, where: string): void {
 
 function inputSchemaOf(tool: Tool, where: string): JsonObject {
   if (tool.inputSchema === undefined) return NO_ARGUMENTS;
-  if (!isObject(tool.inputSchema) || tool.inputSchema.type !== 'object') {
+  if (!isJsonObject(tool.inputSchema) || tool.inputSchema.type !== 'object') {
     throw new TypeError(`${where}: inputSchema must be a JSON Schema object with "type": "object"`);
   }
   return deepFreeze(structuredClone(tool.inputSchema));
@@ -140,7 +141,7 @@ function inputSchemaOf(tool: Tool, where: string): JsonObject {
 function outputSchemaOf(tool: Tool, where: string): JsonSchema | undefined {
   const schema = tool.outputSchema;
   if (schema === undefined || typeof schema === 'boolean') return schema;
-  if (!isObject(schema)) {
+  if (!isJsonObject(schema)) {
     throw new TypeError(`${where}: outputSchema must be a JSON Schema (an object or a boolean)`);
   }
   return deepFreeze(structuredClone(schema));

@@ -23,7 +23,8 @@ import { isInputRequiredResult } from '../../lib/mrtr.js';
 import { type ParamHeader, checkParamHeaders } from '../../lib/xmcpheader.js';
 import { CHANGES, ChangeFeed } from '../changes/index.js';
 import { type CallContext, HANDLER_METHODS } from '../../core/contract.js';
-import { type Awaitable, checkPageSize, clip, isObject, pageOrThrow } from '../shared.js';
+import { type Awaitable, checkPageSize, clip, pageOrThrow } from '../shared.js';
+import { isJsonObject } from '../../lib/json.js';
 import { errorMeta, log } from '../../core/log.js';
 import { then } from '../../core/maybe-promise.js';
 import {
@@ -361,7 +362,7 @@ export class ToolRegistry {
       return undefined;
     }
     if (!d) return undefined;
-    if (!isObject(d)) {
+    if (!isJsonObject(d)) {
       this.#log(
         `ToolRegistry: describe() of tool "${name}" returned a non-object; the tool is hidden`,
         undefined,
@@ -373,11 +374,11 @@ export class ToolRegistry {
 
   #checkResult(e: Entry, r: unknown, ctx: CallContext): CallToolResult {
     const name = e.tool.name;
-    if (!isObject(r) || !Array.isArray(r.content)) {
+    if (!isJsonObject(r) || !Array.isArray(r.content)) {
       throw new Error(`tool "${name}" returned an invalid result (expected an object with a content array)`);
     }
     for (const block of r.content as unknown[]) {
-      if (!isObject(block) || typeof block.type !== 'string') {
+      if (!isJsonObject(block) || typeof block.type !== 'string') {
         throw new Error(
           `tool "${name}" returned an invalid content block (expected an object with a string type)`,
         );
@@ -396,7 +397,7 @@ export class ToolRegistry {
       }
     }
     // 2025-11-25 allows only an object here; the text block still carries the value for legacy clients.
-    if (ctx.era === 'legacy' && 'structuredContent' in result && !isObject(result.structuredContent)) {
+    if (ctx.era === 'legacy' && 'structuredContent' in result && !isJsonObject(result.structuredContent)) {
       const { structuredContent: _dropped, ...rest } = result;
       return rest as CallToolResult;
     }
@@ -414,7 +415,7 @@ function callArguments(p: JsonObject): JsonObject {
     throw new McpError(ErrorCode.InvalidParams, 'Invalid params: "name" must be a string');
   const raw = p.arguments;
   // Absent means no arguments; anything else, null included, must be an object (CallToolRequest's schema).
-  if (raw !== undefined && !isObject(raw)) {
+  if (raw !== undefined && !isJsonObject(raw)) {
     throw new McpError(ErrorCode.InvalidParams, 'Invalid params: "arguments" must be an object');
   }
   return raw ?? {};

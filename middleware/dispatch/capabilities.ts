@@ -9,6 +9,7 @@ import { hasCapability } from '../../lib/routing.js';
 import type { ServerCapabilities } from '../../core/contract.js';
 import { type ChangeFeed, changesOf } from '../../core/change-feed.js';
 import { badOption } from '../../core/options.js';
+import { isJsonObject } from '../../lib/json.js';
 
 /** The (namespace, member) pairs each capability requires of the handlers. */
 export const REQUIRED_MEMBERS: Readonly<Record<string, readonly (readonly [string, string])[]>> = {
@@ -42,13 +43,11 @@ export function feedsOf(handlers: unknown): Feeds {
 
 type Has = (ns: string, member: string) => boolean;
 
-const isObj = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v);
-
 /** The capabilities to declare: `given` checked against the handlers, or derived from them. */
 export function resolveCapabilities(given: unknown, has: Has, feeds: Feeds): ServerCapabilities {
   if (given === undefined) return deriveCapabilities(has, feeds);
-  if (!isObj(given)) throw badOption('dispatch', 'capabilities', given, 'an object (ServerCapabilities)');
+  if (!isJsonObject(given))
+    throw badOption('dispatch', 'capabilities', given, 'an object (ServerCapabilities)');
   for (const key of [
     'tools',
     'resources',
@@ -58,13 +57,13 @@ export function resolveCapabilities(given: unknown, has: Has, feeds: Feeds): Ser
     'experimental',
     'extensions',
   ]) {
-    if (given[key] !== undefined && !isObj(given[key]))
+    if (given[key] !== undefined && !isJsonObject(given[key]))
       throw badOption('dispatch', `capabilities.${key}`, given[key], 'an object');
   }
   for (const key of ['tools', 'resources', 'prompts'] as const) {
     const c = given[key];
     // A listChanged promise needs a channel: the handler object's change feed, read by subscriptions/listen.
-    if (isObj(c) && c.listChanged === true && !feeds[key]) {
+    if (isJsonObject(c) && c.listChanged === true && !feeds[key]) {
       throw badOption(
         'dispatch',
         `capabilities.${key}.listChanged`,

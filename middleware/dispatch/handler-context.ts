@@ -25,6 +25,7 @@ import {
 import type { DispatchConfig } from './options.js';
 import type { Reply } from './reply.js';
 import { missingCapabilityError } from './rpc-errors.js';
+import { isJsonObject } from '../../lib/json.js';
 
 /**
  * An AbortController made only when something asks for its signal: most handlers never look at `ctx.signal`.
@@ -58,8 +59,6 @@ export interface Call extends RoundScope {
   readonly ac: LazyAbort;
 }
 
-const isObj = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
-
 /** Start a call: closing the response (the stream, or the connection) before the answer is written cancels it. */
 export function openCall(reply: Reply, route: Route): Call {
   const { res, mcp, era, locals } = reply;
@@ -71,8 +70,8 @@ export function openCall(reply: Reply, route: Route): Call {
   let clientCapabilities: JsonObject = {};
   if (era === 'modern') {
     const c = mcp.meta?.[META.clientCapabilities];
-    if (isObj(c)) clientCapabilities = c;
-  } else if (mcp.method === 'initialize' && isObj(mcp.params?.capabilities)) {
+    if (isJsonObject(c)) clientCapabilities = c;
+  } else if (mcp.method === 'initialize' && isJsonObject(mcp.params?.capabilities)) {
     clientCapabilities = mcp.params.capabilities;
   }
   return {
@@ -218,7 +217,7 @@ export class HandlerContext implements CallContext {
 
   #requireClientCapabilities(required: Readonly<Record<string, object>>): void {
     if (this.era !== 'modern') return;
-    if (!isObj(required))
+    if (!isJsonObject(required))
       throw new TypeError('requireClientCapabilities(): expected an object of capabilities');
     const missing = missingCapabilities(required, this.clientCapabilities);
     if (missing) throw missingCapabilityError(missing);

@@ -19,6 +19,7 @@ import type { McpRequest } from '../../lib/request.js';
 import { localsOf } from '../../core/respond.js';
 import type { Call } from './handler-context.js';
 import { clip } from './rpc-errors.js';
+import { isJsonObject } from '../../lib/json.js';
 
 export interface InputBroker {
   /**
@@ -42,8 +43,6 @@ interface Pending {
   settle(message: { result?: unknown; error?: unknown }): void;
   fail(err: Error): void;
 }
-
-const isObj = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 export function createInputBroker(options: { timeoutMs: number; maxRounds: number }): InputBroker {
   const { timeoutMs, maxRounds } = options;
@@ -81,12 +80,12 @@ export function createInputBroker(options: { timeoutMs: number; maxRounds: numbe
         fail,
         settle(message) {
           cleanup();
-          if (isObj(message.result)) resolve(message.result);
+          if (isJsonObject(message.result)) resolve(message.result);
           else reject(clientError(key, message.error));
         },
       });
       const msg: JsonObject = { jsonrpc: '2.0', id, method: request.method };
-      msg.params = isObj(request.params) ? request.params : {};
+      msg.params = isJsonObject(request.params) ? request.params : {};
       // Critical: a request that cannot be sent would leave the call waiting for an answer that never comes.
       if (!call.reply.push(msg, true)) fail(new Error('The input request could not be sent'));
     });
@@ -136,7 +135,7 @@ export function createInputBroker(options: { timeoutMs: number; maxRounds: numbe
 
 /** The error a call fails with when the client answered an input request with an error. */
 function clientError(key: string, error: unknown): McpError {
-  const e = isObj(error) ? error : {};
+  const e = isJsonObject(error) ? error : {};
   return new McpError(ErrorCode.InternalError, 'The client could not answer an input request', {
     inputRequest: clip(key),
     error: {

@@ -28,6 +28,7 @@ import { applyOutbound } from './outbound.js';
 import type { Reply } from './reply.js';
 import { type RpcError, sendRpcError } from './rpc-errors.js';
 import { DISPATCH, type DispatchConfig } from './options.js';
+import { isJsonObject } from '../../lib/json.js';
 
 export interface ListenRouterOptions {
   feeds: Feeds;
@@ -61,8 +62,6 @@ export const MAX_SUBSCRIPTION_URI_LENGTH = 2048;
 export const MAX_SUBSCRIPTION_FILTER_LENGTH = 128 * 1024;
 /** Longest string id of a listen request (the subscription id every notification carries). */
 export const MAX_SUBSCRIPTION_ID_LENGTH = 1024;
-
-const isObj = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** The honoured subset of a subscription filter: what the client asked for that the server can deliver. */
 function honouredOf(
@@ -187,7 +186,7 @@ function capacityRefusal(
 
 /** Why a listen request cannot be served, if it cannot. */
 function refusalOf(reply: Reply, params: JsonObject): RpcError | undefined {
-  if (!isObj(params.notifications)) {
+  if (!isJsonObject(params.notifications)) {
     return {
       code: ErrorCode.InvalidParams,
       message: 'Invalid params: "notifications" must be an object (a subscription filter)',

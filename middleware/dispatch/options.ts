@@ -27,6 +27,7 @@ import { stderrLogger } from '../../core/respond.js';
 import type { Logger, Middleware } from '../../core/types.js';
 import { type Feeds, feedsOf, resolveCapabilities } from './capabilities.js';
 import { type RouteTable, buildTable } from './route-table.js';
+import { isJsonObject } from '../../lib/json.js';
 
 export interface DispatchOptions extends ClassifyRevisionOptions, BodyOptions {
   /** Namespace → handler object (`tools`, `resources`, `prompts`, `completion`, …); root methods as functions. */
@@ -177,9 +178,6 @@ const KNOWN: readonly (keyof DispatchOptions)[] = [
   'maxDepth',
 ];
 
-const isObj = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v);
-
 /** Validate every option of dispatch(); throws a TypeError naming the option. */
 export function resolveDispatchOptions(options: DispatchOptions): DispatchConfig {
   const o = optionsObject(DISPATCH, options);
@@ -271,7 +269,7 @@ function checkStateKeys(v: unknown): Uint8Array[] {
 
 function checkServerInfo(v: unknown): Readonly<Implementation> {
   if (
-    !isObj(v) ||
+    !isJsonObject(v) ||
     typeof v.name !== 'string' ||
     v.name === '' ||
     typeof v.version !== 'string' ||
@@ -289,7 +287,7 @@ function checkServerInfo(v: unknown): Readonly<Implementation> {
 function checkCacheOption(v: unknown): Map<string, CacheHint> {
   const out = new Map<string, CacheHint>();
   if (v === undefined) return out;
-  if (!isObj(v))
+  if (!isJsonObject(v))
     throw badOption(DISPATCH, 'cache', v, 'an object mapping cacheable methods to { ttlMs, cacheScope }');
   for (const method of Object.keys(v)) {
     if (!CACHEABLE_METHODS.includes(method)) {
@@ -302,7 +300,7 @@ function checkCacheOption(v: unknown): Map<string, CacheHint> {
     }
     const h = v[method];
     if (
-      !isObj(h) ||
+      !isJsonObject(h) ||
       typeof h.ttlMs !== 'number' ||
       !Number.isSafeInteger(h.ttlMs) ||
       h.ttlMs < 0 ||

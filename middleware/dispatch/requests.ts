@@ -44,6 +44,7 @@ import {
   sendRpcError,
   sendThrown,
 } from './rpc-errors.js';
+import { isJsonObject } from '../../lib/json.js';
 
 /** Everything a request is served with. */
 export interface Dispatcher extends ContextEnv {
@@ -58,8 +59,6 @@ const TOOLS_LIST = routeKey('tools/list');
 const LISTEN = routeKey('subscriptions/listen');
 
 type Views = ReturnType<typeof toolViewsOf>;
-
-const isObj = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** What one request's rounds share. */
 interface Target {
@@ -253,7 +252,7 @@ async function runRounds(
       if (state !== undefined) given.requestState = state;
       value = await invoke(dispatcher, t, params, given);
     }
-    if (t.views.length > 0 && t.key === TOOLS_LIST && isObj(value) && Array.isArray(value.tools)) {
+    if (t.views.length > 0 && t.key === TOOLS_LIST && isJsonObject(value) && Array.isArray(value.tools)) {
       const tools = exposeList(value.tools, t.views);
       if (!tools)
         throw new Error(

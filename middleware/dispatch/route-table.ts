@@ -10,6 +10,7 @@ import { EventEmitter } from 'node:events';
 import { HANDLER_METHODS, type HandlerMethod } from '../../core/contract.js';
 import { badOption } from '../../core/options.js';
 import { TOOL_VIEWS_APPLIED } from '../../core/tool-views.js';
+import { isJsonObject } from '../../lib/json.js';
 
 /** A handler method and the object it is called on. */
 export interface Bound {
@@ -25,12 +26,10 @@ export interface RouteTable {
   readonly viewsAware: boolean;
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v);
-
 /** Build the table; throws a TypeError naming the handler that is not one. */
 export function buildTable(handlers: unknown): RouteTable {
-  if (!isObj(handlers)) throw badOption('dispatch', 'handlers', handlers, 'an object of handler objects');
+  if (!isJsonObject(handlers))
+    throw badOption('dispatch', 'handlers', handlers, 'an object of handler objects');
   const table = new Map<string, Map<string, Bound>>();
   const add = (ns: string, member: string, b: Bound): void => {
     let m = table.get(ns);
@@ -51,7 +50,7 @@ export function buildTable(handlers: unknown): RouteTable {
       add('', ns, { fn: h as HandlerMethod, self: undefined });
       continue;
     }
-    if (!isObj(h)) throw badOption('dispatch', `handlers.${ns}`, h, 'a handler object or a function');
+    if (!isJsonObject(h)) throw badOption('dispatch', `handlers.${ns}`, h, 'a handler object or a function');
     if (ns.includes('/'))
       throw badOption('dispatch', `handlers.${ns}`, h, 'registered under a namespace without "/"');
     for (const [m, fn] of membersOf(ns, h)) add(ns, m, { fn, self: h });

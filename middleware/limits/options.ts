@@ -17,6 +17,7 @@ import {
 import { stderrLogger } from '../../core/respond.js';
 import type { Logger } from '../../core/types.js';
 import type { RedisClientLike } from './redis-store.js';
+import { isJsonObject } from '../../lib/json.js';
 
 const NAME = 'limits';
 const noop = (): void => {};
@@ -162,7 +163,7 @@ function resolveHooks(value: LimitsHooks | undefined, logger: Logger): Readonly<
 
 function resolveStore(store: unknown): RedisConfig | undefined {
   if (store === undefined || store === 'memory') return undefined;
-  if (store === null || typeof store !== 'object' || Array.isArray(store)) {
+  if (!isJsonObject(store)) {
     throw badOption(NAME, 'store', store, `'memory' or { redis, onOutage }`);
   }
   knownKeys(NAME, store, STORE_OPTION_NAMES, 'store.');

@@ -10,11 +10,9 @@
  * @see docs/middleware/redact.md
  */
 import type { RedactTally, Redactor } from '../../lib/redact/index.js';
+import { isJsonObject } from '../../lib/json.js';
 
 type Obj = Record<string, unknown>;
-/** A plain object (not null, not an array). */
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
-
 /** Set one key on a copy-on-write copy. */
 function withKey(o: Obj, k: string, v: unknown): Obj {
   const copy = { ...o };
@@ -33,7 +31,7 @@ const scanValue = (r: Redactor, v: unknown, t: RedactTally): unknown =>
 
 /** Mask a content block (text, or an embedded resource's text). */
 function maskBlock(b: unknown, r: Redactor, t: RedactTally): unknown {
-  if (!isObj(b)) return b;
+  if (!isJsonObject(b)) return b;
   if (b.type === 'text') {
     const s = b.text;
     if (typeof s !== 'string') return b;
@@ -42,7 +40,7 @@ function maskBlock(b: unknown, r: Redactor, t: RedactTally): unknown {
   }
   if (b.type === 'resource') {
     const res = b.resource;
-    if (!isObj(res)) return b;
+    if (!isJsonObject(res)) return b;
     const s = res.text;
     if (typeof s !== 'string') return b;
     const x = scanText(r, s, t);
@@ -72,7 +70,7 @@ function maskContents(a: unknown, r: Redactor, t: RedactTally): unknown {
   let copy: unknown[] | undefined;
   for (let i = 0; i < a.length; i++) {
     const c: unknown = a[i];
-    if (!isObj(c)) continue;
+    if (!isJsonObject(c)) continue;
     const s = c.text;
     if (typeof s !== 'string' || !hasOwn(c, 'text')) continue;
     const x = scanText(r, s, t);
@@ -90,7 +88,7 @@ function maskMessages(a: unknown, r: Redactor, t: RedactTally): unknown {
   let copy: unknown[] | undefined;
   for (let i = 0; i < a.length; i++) {
     const m: unknown = a[i];
-    if (!isObj(m) || !hasOwn(m, 'content')) continue;
+    if (!isJsonObject(m) || !hasOwn(m, 'content')) continue;
     const c = m.content;
     const y = Array.isArray(c) ? maskBlocks(c, r, t) : maskBlock(c, r, t);
     if (y !== c) {
@@ -111,12 +109,12 @@ export function maskOutbound(
   r: Redactor,
   t: RedactTally,
 ): unknown {
-  if (!isObj(value)) return value;
+  if (!isJsonObject(value)) return value;
   if (info.kind === 'notification') {
     // The dispatcher may pass the whole message ({method, params}) or just its params: accept both, by shape.
     if (typeof value.method === 'string') {
       const p = value.params;
-      if (isObj(p)) {
+      if (isJsonObject(p)) {
         if (!hasOwn(value, 'params')) return value;
         const y = maskNotificationParams(p, r, t);
         return y === p ? value : withKey(value, 'params', y);

@@ -4,6 +4,7 @@
  */
 import { badOption, closest, knownKeys, optionsObject } from '../../core/options.js';
 import type { ToolView } from '../../core/tool-views.js';
+import { isJsonObject } from '../../lib/json.js';
 
 export interface ToolOverride {
   /** The user-facing name. Empty or absent keeps the original. */
@@ -36,7 +37,7 @@ function allowListOf(v: unknown): readonly string[] {
 /** One override, `{ name?, description? }`, with at least one of them set. */
 function overrideOf(actual: string, o: unknown): ToolOverride {
   const where = `override.${actual}`;
-  if (o === null || typeof o !== 'object' || Array.isArray(o)) {
+  if (!isJsonObject(o)) {
     throw badOption(F, where, o, 'an object { name?, description? }');
   }
   for (const key of Object.keys(o)) {
@@ -62,7 +63,7 @@ export function createToolView(options: ToolFilterOptions): ToolView {
   knownKeys(F, o, OPTIONS);
   const allowList = allowListOf(o.allow);
   const rawOverride: unknown = o.override ?? {};
-  if (rawOverride === null || typeof rawOverride !== 'object' || Array.isArray(rawOverride)) {
+  if (!isJsonObject(rawOverride)) {
     throw badOption(F, 'override', rawOverride, 'an object mapping tool names to { name?, description? }');
   }
   // Maps, not objects: a tool named "constructor" or "__proto__" must not meet Object.prototype.
