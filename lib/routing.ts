@@ -115,6 +115,17 @@ export const CACHEABLE_METHODS: readonly string[] = Object.freeze([
 ]);
 const CACHEABLE = routeSet(CACHEABLE_METHODS);
 
+/**
+ * True for the list and read methods whose results may carry a cache hint (matched after folding the
+ * method's case, as routing does).
+ * @see docs/lib.md
+ * @example
+ * ```ts
+ * import { isCacheable } from 'mcpware/lib';
+ *
+ * console.log(isCacheable('tools/list'), isCacheable('tools/call')); // true false
+ * ```
+ */
 export function isCacheable(method: string): boolean {
   return isCacheableRoute(routeKey(method));
 }
@@ -144,6 +155,17 @@ export const REMOVED_IN_MODERN: readonly string[] = Object.freeze([
 ]);
 const REMOVED = routeSet(REMOVED_IN_MODERN);
 
+/**
+ * True for the methods the modern revision removed (`initialize`, `ping`, `logging/setLevel` and the
+ * subscriptions): `dispatch()` answers them 404 / -32601 in the modern era.
+ * @see docs/lib.md
+ * @example
+ * ```ts
+ * import { isRemovedInModern } from 'mcpware/lib';
+ *
+ * console.log(isRemovedInModern('ping'), isRemovedInModern('tools/list')); // true false
+ * ```
+ */
 export function isRemovedInModern(method: string): boolean {
   return isRemovedRoute(routeKey(method));
 }

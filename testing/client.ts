@@ -76,6 +76,14 @@ export type McpResponse = request.Response & { events?: JsonObject[] };
 /**
  * Parse an SSE body into its JSON messages (one per event; multi-line `data:` joined with newlines). Comment
  * lines and other fields are ignored.
+ * @see docs/testing.md
+ * @example
+ * ```ts
+ * import { parseSse } from 'mcpware/testing';
+ *
+ * const [message] = parseSse('event: message\ndata: {"jsonrpc":"2.0","id":1,"result":{}}\n\n');
+ * console.log(message?.result);
+ * ```
  */
 export function parseSse(text: string): JsonObject[] {
   const out: JsonObject[] = [];
@@ -183,6 +191,28 @@ const NAME_MEMBER: ReadonlyMap<string, 'name' | 'uri'> = new Map([
 
 type Target = Server | RequestListener | string;
 
+/**
+ * An MCP client for tests over real HTTP (supertest): it sends what a spec-following client sends in the
+ * chosen era (the envelope, `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`), so a test names only what it
+ * means to vary. The target is an app or request listener, an `http.Server`, or a base URL.
+ * @param options - {@link McpTestClientOptions} (the constructor's)
+ * @see docs/testing.md
+ * @example
+ * ```ts
+ * import express from 'express';
+ * import { dispatch, parse } from 'mcpware';
+ * import { McpTestClient } from 'mcpware/testing';
+ * import { ToolRegistry, ok } from 'mcpware/tools';
+ *
+ * const tools = new ToolRegistry({ tools: [{ name: 'ping', inputSchema: { type: 'object' }, call: () => ok({}) }] });
+ * const serverInfo = { name: 'test-server', version: '0' };
+ * const server = express().use('/mcp', parse(), dispatch({ anonymous: true, handlers: { tools }, serverInfo }));
+ * const client = new McpTestClient(server);
+ * const res = await client.callTool('ping');
+ * console.log(res.status, res.body);
+ * await client.close();
+ * ```
+ */
 export class McpTestClient {
   readonly era: Era;
   readonly version: string;

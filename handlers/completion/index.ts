@@ -35,7 +35,30 @@ export type CompletionHandler = {
 const F = 'completion';
 const OPTIONS = ['prompts', 'resources'] as const;
 
-/** Create the completion handler object. Throws a TypeError for an unknown or invalid option. */
+/**
+ * Create the completion handler object. Throws a TypeError for an unknown or invalid option.
+ * @param options - {@link CompletionOptions}
+ * @see docs/handlers/completion.md
+ * @example
+ * ```ts
+ * import { completion } from 'mcpware/completion';
+ * import { dispatch } from 'mcpware/dispatch';
+ * import { prompts } from 'mcpware/prompts';
+ *
+ * const pr = prompts({
+ *   prompts: [
+ *     {
+ *       name: 'weather',
+ *       arguments: [{ name: 'city', required: true }],
+ *       template: 'What is the weather in {{city}}?',
+ *       complete: (_argument, value) => ['Berlin', 'Bern'].filter((c) => c.startsWith(value)),
+ *     },
+ *   ],
+ * });
+ * const handlers = { prompts: pr, completion: completion({ prompts: pr }) };
+ * app.use('/mcp', dispatch({ handlers, serverInfo: { name: 'my-server', version: '1.0.0' } }));
+ * ```
+ */
 export function completion(options: CompletionOptions = {}): CompletionHandler {
   const o = optionsObject(F, options);
   knownKeys(F, o, OPTIONS);

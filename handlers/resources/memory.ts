@@ -12,6 +12,15 @@ import type { MemoryResource, ResourceEntry, ResourceSource } from './types.js';
 /**
  * An in-memory source. Entries are listed in the given order; `size` is filled in from the body when absent.
  * Throws a TypeError on a duplicate URI or an entry without both a `uri` and a `name`.
+ * @see docs/handlers/resources.md
+ * @example
+ * ```ts
+ * import { memoryResources, resources } from 'mcpware/resources';
+ *
+ * const res = resources({
+ *   sources: [memoryResources([{ uri: 'config://app', name: 'app config', text: '{"mode":"demo"}' }])],
+ * });
+ * ```
  */
 export function memoryResources(items: readonly MemoryResource[]): ResourceSource {
   if (!Array.isArray(items)) throw badOption('memoryResources', 'items', items, 'an array of resources');

@@ -69,7 +69,26 @@ const OPTIONS: readonly (keyof ToolRegistryOptions)[] = [
 /** What a call has come to so far: the after hook's record, filled in as the call proceeds. */
 type CallRecord = Omit<ToolCallEnd, 'outcome' | 'elapsedMs'> & { outcome?: ToolCallOutcome };
 
-/** The registry of tools: the `tools` handler object for `dispatch()` and the x-mcp-header lookup. */
+/**
+ * The registry of tools: the `tools` handler object for `dispatch()` and the x-mcp-header lookup.
+ * @param options - {@link ToolRegistryOptions} (the constructor's)
+ * @see docs/handlers/tools.md
+ * @example
+ * ```ts
+ * import { ToolRegistry, ok } from 'mcpware/tools';
+ *
+ * const tools = new ToolRegistry({
+ *   tools: [
+ *     {
+ *       name: 'add',
+ *       inputSchema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } },
+ *       call: ({ a, b }) => ok({ sum: Number(a) + Number(b) }),
+ *     },
+ *   ],
+ * });
+ * tools.remove('add'); // tools can be registered and removed while the server runs
+ * ```
+ */
 export class ToolRegistry {
   /** The dispatcher may call exactly these members (`tools/list`, `tools/call`). */
   readonly [HANDLER_METHODS]: readonly string[] = Object.freeze(['list', 'call']);

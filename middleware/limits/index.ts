@@ -48,6 +48,18 @@ export type LimitsMiddleware = Middleware & {
  * Record work done for the request, in milliseconds (several calls add up). When the response closes the
  * total, if anything was charged, replaces the wall-clock time in the user's hourly budget. A non-finite value
  * is ignored; a negative total counts as 0. Harmless when no limits middleware runs.
+ * @see docs/middleware/limits.md
+ * @example
+ * ```ts
+ * import { charge } from 'mcpware/limits';
+ *
+ * app.post('/mcp', (req, _res, next) => {
+ *   const started = performance.now();
+ *   // ... the expensive work ...
+ *   charge(req, performance.now() - started);
+ *   next();
+ * });
+ * ```
  */
 export function charge(req: IncomingMessage, ms: number): void {
   if (typeof ms !== 'number' || !Number.isFinite(ms)) return;
@@ -65,7 +77,18 @@ const NO_PRINCIPAL =
   'bucket; mount limits() after authentication (an unauthenticated caller then gets 401, not 429). ' +
   'A server without authentication can ignore this';
 
-/** The limits middleware; its options are validated here (see {@link LimitsOptions}). */
+/**
+ * The limits middleware; its options are validated here (see {@link LimitsOptions}).
+ * @param options - {@link LimitsOptions}
+ * @see docs/middleware/limits.md
+ * @example
+ * ```ts
+ * import { limits } from 'mcpware/limits';
+ *
+ * const limiter = limits({ perUserRpm: 600, perUserConcurrency: 8, globalConcurrency: 64 });
+ * app.use('/mcp', limiter); // after authentication and parse()
+ * ```
+ */
 export function limits(options: Readonly<LimitsOptions> = {}): LimitsMiddleware {
   const config = resolveLimitsOptions(options);
   const { perUserRpm, perUserConcurrency, globalConcurrency, costBudgetPerHour } = config;
@@ -104,7 +127,18 @@ export function limits(options: Readonly<LimitsOptions> = {}): LimitsMiddleware 
   return Object.assign(limitsMiddleware, { stats, gate: admission.gate });
 }
 
-/** {@link limits} configured from the environment (see {@link limitsOptionsFromEnv}). */
+/**
+ * {@link limits} configured from the environment (see {@link limitsOptionsFromEnv}).
+ * @param env - the environment, e.g. `process.env`
+ * @param extra - {@link LimitsEnvOptions}
+ * @see docs/middleware/limits.md
+ * @example
+ * ```ts
+ * import { limitsFromEnv } from 'mcpware/limits';
+ *
+ * app.use('/mcp', limitsFromEnv(process.env)); // after authentication and parse()
+ * ```
+ */
 export function limitsFromEnv(
   env: Readonly<Record<string, string | undefined>>,
   extra: LimitsEnvOptions = {},

@@ -29,6 +29,20 @@ export type { ToolFilterOptions, ToolOverride } from './create-view.js';
 /**
  * The middleware. Validates its options at construction (a TypeError naming the option, and the closest known
  * name for an unknown one) and installs the view on every POST; `dispatch()` enforces it.
+ * @param options - {@link ToolFilterOptions}
+ * @see docs/middleware/tool-filter.md
+ * @example
+ * ```ts
+ * import { toolFilter } from 'mcpware/tool-filter';
+ *
+ * app.use(
+ *   '/mcp',
+ *   toolFilter({
+ *     allow: ['fetch_page', 'search'],
+ *     override: { fetch: { name: 'fetch_page', description: 'Fetch one page' } },
+ *   }),
+ * );
+ * ```
  */
 export function toolFilter(options: ToolFilterOptions): Middleware {
   const view = createToolView(options);
