@@ -47,8 +47,6 @@ export interface Classification {
 
 export type ClassifyResult = Classification | (Refusal & { era: Era });
 
-const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
-
 function refuse(era: Era, r: Refusal): Refusal & { era: Era } {
   return { ...r, era };
 }
@@ -96,12 +94,12 @@ export function classifyEnvelope(input: ClassifyInput, opts: ClassifyOptions = {
   if (!isJsonObject(caps)) {
     return refuse(
       'modern',
-      refusal(hasOwn(meta!, META.clientCapabilities) ? 'invalid_envelope' : 'missing_envelope', {
+      refusal(Object.hasOwn(meta!, META.clientCapabilities) ? 'invalid_envelope' : 'missing_envelope', {
         message: `params._meta["${META.clientCapabilities}"] must be an object`,
       }),
     );
   }
-  if (hasOwn(meta!, META.clientInfo)) {
+  if (Object.hasOwn(meta!, META.clientInfo)) {
     const ci = meta![META.clientInfo];
     if (!isJsonObject(ci)) {
       return refuse(
@@ -110,7 +108,7 @@ export function classifyEnvelope(input: ClassifyInput, opts: ClassifyOptions = {
       );
     }
   }
-  if (hasOwn(meta!, META.logLevel) && !isLogLevel(meta![META.logLevel])) {
+  if (Object.hasOwn(meta!, META.logLevel) && !isLogLevel(meta![META.logLevel])) {
     return refuse(
       'modern',
       refusal('invalid_envelope', { message: `params._meta["${META.logLevel}"] is not a logging level` }),
@@ -131,7 +129,8 @@ export function classifyEnvelope(input: ClassifyInput, opts: ClassifyOptions = {
 
 /** Whether `_meta` holds any of the keys only a modern request carries (own members only). */
 function hasSignal(meta: Record<string, unknown>): boolean {
-  for (let i = 0; i < MODERN_SIGNAL_KEYS.length; i++) if (hasOwn(meta, MODERN_SIGNAL_KEYS[i]!)) return true;
+  for (let i = 0; i < MODERN_SIGNAL_KEYS.length; i++)
+    if (Object.hasOwn(meta, MODERN_SIGNAL_KEYS[i]!)) return true;
   return false;
 }
 

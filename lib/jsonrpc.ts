@@ -64,8 +64,6 @@ export const DEFAULT_MAX_DEPTH = 64;
  */
 export const MAX_METHOD_LENGTH = 256;
 
-const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
-
 /**
  * True when the first character that is not JSON whitespace (after an optional BOM) is `[`: the text may be a
  * batch. Only text that also parses as JSON is one (invalid JSON is a parse error, -32700).
@@ -173,7 +171,7 @@ export function classifyMessage(value: unknown): ParseResult {
   }
   const m = value as JsonObject;
   const rawId = m.id;
-  const idPresent = hasOwn(m, 'id');
+  const idPresent = Object.hasOwn(m, 'id');
   const readableId = isRequestId(rawId) ? rawId : undefined;
   const bad = (message: string): ParseResult => {
     const r = refusal('invalid_request', { message });
@@ -188,7 +186,7 @@ export function classifyMessage(value: unknown): ParseResult {
           : 'Request id must be a string or a safe integer',
     });
   }
-  if (hasOwn(m, 'method')) {
+  if (Object.hasOwn(m, 'method')) {
     const method = m.method;
     // Any string within the bound, the empty one included: a method no server has is answered -32601 by the
     // dispatcher.
@@ -199,10 +197,10 @@ export function classifyMessage(value: unknown): ParseResult {
       });
       return readableId !== undefined ? { ...r, id: readableId } : r;
     }
-    if (hasOwn(m, 'result') || hasOwn(m, 'error'))
+    if (Object.hasOwn(m, 'result') || Object.hasOwn(m, 'error'))
       return bad('Invalid Request: a request cannot carry result or error');
     let params: JsonObject | undefined;
-    if (hasOwn(m, 'params') && m.params !== null) {
+    if (Object.hasOwn(m, 'params') && m.params !== null) {
       if (!isJsonObject(m.params)) {
         return bad('Invalid Request: params must be an object');
       }
@@ -223,8 +221,8 @@ export function classifyMessage(value: unknown): ParseResult {
     if (params) out.params = params;
     return out;
   }
-  const hasResult = hasOwn(m, 'result');
-  const hasError = hasOwn(m, 'error');
+  const hasResult = Object.hasOwn(m, 'result');
+  const hasError = Object.hasOwn(m, 'error');
   if (hasResult && hasError) return bad('Invalid Request: a response cannot carry both result and error');
   if (hasResult) {
     if (readableId === undefined) return bad('Invalid Request: a response needs an id');
@@ -238,7 +236,7 @@ export function classifyMessage(value: unknown): ParseResult {
       return bad('Invalid Request: error needs an integer code and a string message');
     }
     const error: ErrorMessage['error'] = { code: eo.code, message: eo.message };
-    if (hasOwn(eo, 'data')) error.data = eo.data;
+    if (Object.hasOwn(eo, 'data')) error.data = eo.data;
     const out: { ok: true } & ErrorMessage = { ok: true, kind: 'error', error, raw: m };
     if (readableId !== undefined) out.id = readableId;
     return out;

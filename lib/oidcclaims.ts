@@ -118,7 +118,7 @@ function readPath(payload: Claims, path: ClaimPath): unknown {
   let v: unknown = payload;
   for (const p of parts) {
     if (!isJsonObject(v)) return undefined;
-    if (!Object.prototype.hasOwnProperty.call(v, p)) return undefined;
+    if (!Object.hasOwn(v, p)) return undefined;
     v = (v as Record<string, unknown>)[p];
   }
   return v;

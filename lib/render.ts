@@ -43,7 +43,7 @@ export function renderTemplate(
   for (let m = re.exec(template); m !== null; m = re.exec(template)) {
     const name = m[1]!;
     // Own properties only: a placeholder named `constructor` or `__proto__` must not reach Object.prototype.
-    const has = Object.prototype.hasOwnProperty.call(values, name);
+    const has = Object.hasOwn(values, name);
     let sub: string;
     if (has) sub = String(values[name]);
     else if (declared.has(name)) sub = '';

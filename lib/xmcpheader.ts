@@ -61,7 +61,7 @@ export function paramHeaders(schema: unknown): ParamHeadersResult {
     if (depth > MAX_SCHEMA_DEPTH) {
       return { ok: false, error: `inputSchema exceeds the maximum inspection depth (${MAX_SCHEMA_DEPTH})` };
     }
-    if (Object.prototype.hasOwnProperty.call(node, X_MCP_HEADER)) {
+    if (Object.hasOwn(node, X_MCP_HEADER)) {
       const v = node[X_MCP_HEADER];
       if (depth === 0) return { ok: false, error: 'x-mcp-header is not allowed on the schema root' };
       if (path === null) {
@@ -131,7 +131,7 @@ export function paramHeaders(schema: unknown): ParamHeadersResult {
 function valueAt(args: Record<string, unknown> | undefined, path: readonly string[]): unknown {
   let cur: unknown = args;
   for (const seg of path) {
-    if (!isJsonObject(cur) || !Object.prototype.hasOwnProperty.call(cur, seg)) return undefined;
+    if (!isJsonObject(cur) || !Object.hasOwn(cur, seg)) return undefined;
     cur = cur[seg];
   }
   return cur;

@@ -39,8 +39,6 @@ export function encodeWire(from: string, event: ChangeEvent): WireEncoded {
   return { ok: true, message };
 }
 
-const own = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
-
 /** The announcement a message carries, or why it is dropped. Never throws. */
 export function decodeWire(message: unknown): WireDecoded {
   if (typeof message !== 'string') return { ok: false, reason: 'bad_shape' };
@@ -55,15 +53,15 @@ export function decodeWire(message: unknown): WireDecoded {
   }
   if (!isJsonObject(value)) return { ok: false, reason: 'bad_shape' };
   const o = value as Record<string, unknown>;
-  if (!own(o, 'v') || typeof o.v !== 'number') return { ok: false, reason: 'bad_shape' };
+  if (!Object.hasOwn(o, 'v') || typeof o.v !== 'number') return { ok: false, reason: 'bad_shape' };
   if (o.v !== WIRE_VERSION) return { ok: false, reason: 'unknown_version' };
-  const from = own(o, 'from') ? o.from : undefined;
+  const from = Object.hasOwn(o, 'from') ? o.from : undefined;
   if (typeof from !== 'string' || !ORIGIN.test(from)) return { ok: false, reason: 'bad_shape' };
   const keys = Object.keys(o).length;
-  if (own(o, 'type') && o.type === 'listChanged' && keys === 3) {
+  if (Object.hasOwn(o, 'type') && o.type === 'listChanged' && keys === 3) {
     return { ok: true, from, event: { type: 'listChanged' } };
   }
-  if (own(o, 'type') && o.type === 'updated' && keys === 4 && own(o, 'uri')) {
+  if (Object.hasOwn(o, 'type') && o.type === 'updated' && keys === 4 && Object.hasOwn(o, 'uri')) {
     const uri = o.uri;
     if (typeof uri === 'string' && uri !== '' && uri.length <= MAX_WIRE_URI_LENGTH)
       return { ok: true, from, event: { type: 'updated', uri } };

@@ -240,7 +240,7 @@ export function createRecordBuilder(config: RecordConfig): BuildRecord {
     const args: AuditRecord['args'] = {};
     if (!argv) return args;
     for (const name of config.recorded) {
-      if (!Object.prototype.hasOwnProperty.call(argv, name)) continue;
+      if (!Object.hasOwn(argv, name)) continue;
       const v = argv[name];
       let out: string | number | boolean | null;
       if (v === null || typeof v === 'boolean') out = v;

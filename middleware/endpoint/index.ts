@@ -106,7 +106,7 @@ function limitsOptions(l: LimitsOptions, m: MetricsMiddleware | undefined): Limi
   if (theirs === null || typeof theirs !== 'object') return l;
   const hooks: Record<string, unknown> = Object.assign(Object.create(null) as object, ours);
   for (const k of Object.keys(theirs)) {
-    const a = Object.prototype.hasOwnProperty.call(ours, k) ? ours[k] : undefined;
+    const a = Object.hasOwn(ours, k) ? ours[k] : undefined;
     const b = (theirs as Record<string, unknown>)[k];
     hooks[k] =
       typeof a === 'function' && typeof b === 'function'
@@ -124,9 +124,7 @@ function limitsOptions(l: LimitsOptions, m: MetricsMiddleware | undefined): Limi
 
 /** checkHeaders()'s `Mcp-Param-*` lookup: the tools handler's own (a ToolRegistry has one), if any. */
 function paramHeadersOf(handlers: EndpointConfig['handlers']): Pick<CheckHeadersOptions, 'paramHeaders'> {
-  const tools = Object.prototype.hasOwnProperty.call(handlers, 'tools')
-    ? (handlers.tools as { paramHeaders?: unknown })
-    : undefined;
+  const tools = Object.hasOwn(handlers, 'tools') ? (handlers.tools as { paramHeaders?: unknown }) : undefined;
   const find = tools?.paramHeaders;
   if (typeof find !== 'function') return {};
   return {

@@ -97,8 +97,6 @@ const MOVED_FROM_DISPATCH: ReadonlyMap<string, string> = new Map([
   ['anonymous', 'auth.insecureNoAuth'],
 ]);
 
-const own = (o: object, key: string): boolean => Object.prototype.hasOwnProperty.call(o, key);
-
 /** A section that must be an object when given; `undefined` when absent. */
 function section<T extends object>(name: string, value: T | undefined): T | undefined {
   return value === undefined ? undefined : optionsObject(FACTORY, value, `option "${name}"`);
@@ -177,7 +175,7 @@ function resolveMetrics(
   if (value === undefined && registry === undefined) return undefined;
   const m = value === undefined || value === true ? {} : optionsObject(FACTORY, value, 'option "metrics"');
   if (registry === undefined) return m;
-  if (own(m, 'registry')) {
+  if (Object.hasOwn(m, 'registry')) {
     throw new TypeError(`${FACTORY}: option metrics."registry" and option "registry" both given; give one`);
   }
   return { ...m, registry };
@@ -194,7 +192,7 @@ export function resolveEndpointOptions(options: McpEndpointOptions): EndpointCon
     );
   }
   for (const [name, where] of MOVED_FROM_DISPATCH) {
-    if (own(dispatch, name))
+    if (Object.hasOwn(dispatch, name))
       throw new TypeError(
         `${FACTORY}: option dispatch."${name}" belongs at ${where} (one place for every part)`,
       );

@@ -20,8 +20,6 @@ function withKey(o: Obj, k: string, v: unknown): Obj {
   return copy;
 }
 
-const hasOwn = (o: Obj, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
-
 // The redactor's result-less entry points when it has them (compileRedactor's always do); a hand-written
 // Redactor may lack them.
 const scanText = (r: Redactor, s: string, t: RedactTally): string =>
@@ -72,7 +70,7 @@ function maskContents(a: unknown, r: Redactor, t: RedactTally): unknown {
     const c: unknown = a[i];
     if (!isJsonObject(c)) continue;
     const s = c.text;
-    if (typeof s !== 'string' || !hasOwn(c, 'text')) continue;
+    if (typeof s !== 'string' || !Object.hasOwn(c, 'text')) continue;
     const x = scanText(r, s, t);
     if (x !== s) {
       copy ??= a.slice();
@@ -88,7 +86,7 @@ function maskMessages(a: unknown, r: Redactor, t: RedactTally): unknown {
   let copy: unknown[] | undefined;
   for (let i = 0; i < a.length; i++) {
     const m: unknown = a[i];
-    if (!isJsonObject(m) || !hasOwn(m, 'content')) continue;
+    if (!isJsonObject(m) || !Object.hasOwn(m, 'content')) continue;
     const c = m.content;
     const y = Array.isArray(c) ? maskBlocks(c, r, t) : maskBlock(c, r, t);
     if (y !== c) {
@@ -115,7 +113,7 @@ export function maskOutbound(
     if (typeof value.method === 'string') {
       const p = value.params;
       if (isJsonObject(p)) {
-        if (!hasOwn(value, 'params')) return value;
+        if (!Object.hasOwn(value, 'params')) return value;
         const y = maskNotificationParams(p, r, t);
         return y === p ? value : withKey(value, 'params', y);
       }
@@ -125,12 +123,12 @@ export function maskOutbound(
   let v = value;
   switch (info.method) {
     case 'tools/call': {
-      if (hasOwn(v, 'content')) {
+      if (Object.hasOwn(v, 'content')) {
         const x = v.content;
         const y = maskBlocks(x, r, t);
         if (y !== x) v = withKey(v, 'content', y);
       }
-      if (hasOwn(v, 'structuredContent')) {
+      if (Object.hasOwn(v, 'structuredContent')) {
         const x = v.structuredContent;
         const y = scanValue(r, x, t);
         if (y !== x) v = withKey(v, 'structuredContent', y);
@@ -138,14 +136,14 @@ export function maskOutbound(
       return v;
     }
     case 'resources/read':
-      if (hasOwn(v, 'contents')) {
+      if (Object.hasOwn(v, 'contents')) {
         const x = v.contents;
         const y = maskContents(x, r, t);
         if (y !== x) v = withKey(v, 'contents', y);
       }
       return v;
     case 'prompts/get':
-      if (hasOwn(v, 'messages')) {
+      if (Object.hasOwn(v, 'messages')) {
         const x = v.messages;
         const y = maskMessages(x, r, t);
         if (y !== x) v = withKey(v, 'messages', y);
@@ -159,12 +157,12 @@ export function maskOutbound(
 function maskNotificationParams(p: Obj, r: Redactor, t: RedactTally): Obj {
   // notifications/message: {level, logger?, data}; notifications/progress: {progressToken, progress, message?}.
   let out = p;
-  if ('level' in p && 'data' in p && hasOwn(out, 'data')) {
+  if ('level' in p && 'data' in p && Object.hasOwn(out, 'data')) {
     const x = out.data;
     const y = scanValue(r, x, t);
     if (y !== x) out = withKey(out, 'data', y);
   }
-  if ('progressToken' in p && typeof p.message === 'string' && hasOwn(out, 'message')) {
+  if ('progressToken' in p && typeof p.message === 'string' && Object.hasOwn(out, 'message')) {
     const x = out.message;
     const y = scanText(r, x as string, t);
     if (y !== x) out = withKey(out, 'message', y);

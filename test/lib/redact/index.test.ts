@@ -242,7 +242,7 @@ describe('values (reference/mcpkit.md §4.5)', () => {
   test('a key named __proto__ stays an own data property', () => {
     const input = JSON.parse('{"__proto__": "sergey@acme.com"}') as Record<string, unknown>;
     const out = redactValue(input).value as Record<string, unknown>;
-    expect(Object.prototype.hasOwnProperty.call(out, '__proto__')).toBe(true);
+    expect(Object.hasOwn(out, '__proto__')).toBe(true);
     expect(out['__proto__']).toBe('s***@acme.com');
     expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
   });

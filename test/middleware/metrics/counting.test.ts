@@ -433,7 +433,7 @@ test('the metric objects are left as prom-client made them: no own collect, rese
     expect(own).not.toContain('reset');
     if (ownBefore.has(metric)) expect(own.sort()).toEqual(ownBefore.get(metric));
   }
-  expect(Object.prototype.hasOwnProperty.call(appRequests, 'collect')).toBe(false);
+  expect(Object.hasOwn(appRequests, 'collect')).toBe(false);
   expect(appRequests.inc).toBe(incBefore);
   expect(appRequests.reset).toBe(Counter.prototype.reset);
   const gauge = registry.getSingleMetric('mcp_ratelimit_inflight') as Gauge<string>;

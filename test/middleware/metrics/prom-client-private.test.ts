@@ -23,7 +23,7 @@ describe.each([
   it('is an own object holding the series by label set', async () => {
     const registry = new Registry();
     const metric = make(registry);
-    expect(Object.prototype.hasOwnProperty.call(metric, 'hashMap')).toBe(true);
+    expect(Object.hasOwn(metric, 'hashMap')).toBe(true);
     const before = store(metric);
     expect(typeof before).toBe('object');
     expect(before).not.toBeNull();
