@@ -76,7 +76,7 @@ export type {
 } from './jsonrpc.js';
 export { classifyEnvelope } from './classify.js';
 export type { Classification, ClassifyInput, ClassifyOptions, ClassifyResult } from './classify.js';
-export { NAME_MEMBER, checkStandardHeaders } from './headers.js';
+export { checkStandardHeaders } from './headers.js';
 export type { HeaderCheckInput, StandardHeaders } from './headers.js';
 export {
   MAX_SCHEMA_DEPTH,
@@ -101,27 +101,10 @@ export {
   isRemovedInModern,
   isRoutableMethod,
   requiredCapability,
-  routeKey,
   routeOf,
   splitFolded,
 } from './routing.js';
-// Everything but encodedOnce and deepFreeze (internal to the tool registry).
-export {
-  DEFAULT_CACHE_HINT,
-  LEGACY_RESOURCE_NOT_FOUND,
-  statusForCode,
-  sendableCode,
-  encodeResult,
-  encodeResultText,
-} from './encode.js';
-export type {
-  CacheHint,
-  Implementation,
-  EncodeInput,
-  EncodeFailure,
-  EncodeResult,
-  EncodeTextResult,
-} from './encode.js';
+export type { CacheHint, Implementation } from './encode.js';
 export {
   INPUT_REQUEST_CAPABILITY,
   MAX_REQUEST_STATE_LENGTH,
@@ -151,15 +134,7 @@ export { MAX_CURSOR_LENGTH, decodeCursor, encodeCursor, paginate } from './curso
 export type { CursorRefusal, CursorRefusalReason, DecodedCursor, Page } from './cursor.js';
 export { DEFAULT_MAX_RENDERED, placeholders, renderTemplate } from './render.js';
 export type { RenderOptions, RenderResult } from './render.js';
-export {
-  bodyByteLength,
-  decodeUtf8,
-  isTextualMime,
-  isWellFormedText,
-  mimeEssence,
-  mimeForPath,
-  toResourceContents,
-} from './content.js';
+export { decodeUtf8, isTextualMime, mimeForPath, toResourceContents } from './content.js';
 export type {
   BlobResourceContents,
   ResourceBody,
@@ -172,8 +147,6 @@ export {
   HASH_PREFIX,
   constantTimeFind,
   hashKey,
-  isName,
-  keyDigest,
   normalizeKeys,
   parseApiKeysEnv,
   parseKeyHash,
@@ -186,31 +159,21 @@ export type {
   NormalizedKey,
   ParseKeysEnvResult,
 } from './apikeys.js';
-export { MAX_TOKEN_LENGTH, bearerChallenge, isQuotable, readBearer } from './bearer.js';
+export { MAX_TOKEN_LENGTH, bearerChallenge, readBearer } from './bearer.js';
 export type { ChallengeParams, Credential } from './bearer.js';
 export {
   canonicalResource,
   checkAudience,
   claimName,
-  defaultRolesClaims,
   hasAnyRole,
   identityOf,
   missingScopes,
   peekJwt,
-  readNames,
   scopesOf,
 } from './oidcclaims.js';
-export type {
-  AudienceResult,
-  ClaimMapping,
-  ClaimPath,
-  IdentityResult,
-  NamesResult,
-  PeekResult,
-} from './oidcclaims.js';
+export type { AudienceResult, ClaimMapping, ClaimPath, IdentityResult, PeekResult } from './oidcclaims.js';
 export {
   BUDGET_WINDOW_SECONDS,
-  CONCURRENCY_RETRY_MS,
   FixedWindows,
   LIMITS_ENV,
   LIMIT_DEFAULTS,
@@ -218,19 +181,11 @@ export {
   LIMIT_REASONS,
   MAX_LIMIT_VALUE,
   RPM_WINDOW_SECONDS,
-  isLimitValue,
   parseLimitsEnv,
   redisClientOptions,
   retryAfterSeconds,
-  workMs,
 } from './limits.js';
-export type {
-  InflightScope,
-  LimitReason,
-  LimitRefusalData,
-  LimitsEnvResult,
-  LimitsEnvValues,
-} from './limits.js';
+export type { LimitReason, LimitRefusalData, LimitsEnvResult, LimitsEnvValues } from './limits.js';
 export {
   RULE_NAMES,
   REDACT_MODES,
@@ -238,13 +193,8 @@ export {
   DEFAULT_REDACT_MAX_DEPTH,
   TRUNCATED_MARKER,
   TOO_DEEP_MARKER,
-  REDACT_GUARD,
-  maskMarker,
-  newTally,
-  redactResultOf,
   parseRedactMode,
   luhn,
-  isMaskableIPv6,
   compileRedactor,
   redactText,
   redactValue,
@@ -258,13 +208,5 @@ export type {
   Redactor,
   CompileResult,
 } from './redact/index.js';
-export {
-  MAX_ESCAPE_LEN,
-  MAX_STRING_ESCAPE_LEN,
-  charLength,
-  cleanText,
-  cutChars,
-  rawBudget,
-  sanitizeText,
-} from './sanitize.js';
+export { cleanText, sanitizeText } from './sanitize.js';
 export { CANONICAL_MAX_DEPTH, argumentsDigest, canonicalJson } from './canonical-json.js';

@@ -13,6 +13,8 @@
  *      `req.locals` and Examples, in that order.
  *   5. Those files are formatted by prettier, prose wrapped (.prettierignore leaves markdown out of `npm run lint`,
  *      so the check is made here). `--write` formats them.
+ *   6. Every name each subpath of package.json's exports exports (values and types) is named in an inline code
+ *      span of a page under docs/ or README.md: what users need is documented, the rest is not exported.
  *
  * Usage: node scripts/docs-check.mjs [--write] [--no-tsc]
  */
@@ -23,6 +25,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { tsImport } from 'tsx/esm/api';
+import ts from 'typescript';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const args = new Set(process.argv.slice(2));
@@ -338,6 +341,77 @@ function checkFormat(files) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// 6. Every exported name is documented
+
+/** The pages that document the public surface: every page under docs/, and README.md. */
+function surfacePages(files) {
+  return files.filter((f) => f === 'README.md' || f.startsWith('docs/'));
+}
+
+/** Every identifier inside an inline code span (`…`) of the pages, fenced blocks left out. */
+function namesInCodeSpans(pages) {
+  const names = new Set();
+  for (const file of pages) {
+    const prose = readFileSync(join(root, file), 'utf8').replace(/^\s*(`{3,})[\s\S]*?^\s*\1/gm, '');
+    for (const span of prose.matchAll(/(`+)([^`][\s\S]*?)\1/g)) {
+      for (const id of span[2].matchAll(/[A-Za-z_$][\w$]*/g)) names.add(id[0]);
+    }
+  }
+  return names;
+}
+
+/**
+ * Each subpath of package.json's exports (`mcpware`, `mcpware/lib`, …) with the names it exports, values and
+ * types alike, read with TypeScript's checker from the source its types are built from.
+ */
+function exportedNames() {
+  const entries = new Map();
+  for (const [key, target] of Object.entries(pkg.exports)) {
+    if (typeof target === 'string') continue;
+    const types = target.require?.types ?? target.import?.types ?? target.types;
+    const source = types.replace(/^\.\/dist\/[^/]+\//, '').replace(/\.d\.ts$/, '.ts');
+    entries.set(key === '.' ? pkg.name : `${pkg.name}/${key.slice(2)}`, join(root, source));
+  }
+  const program = ts.createProgram([...entries.values()], {
+    module: ts.ModuleKind.Node16,
+    moduleResolution: ts.ModuleResolutionKind.Node16,
+    target: ts.ScriptTarget.ES2022,
+    strict: true,
+    skipLibCheck: true,
+    noEmit: true,
+    types: ['node'],
+  });
+  const checker = program.getTypeChecker();
+  const out = new Map();
+  for (const [subpath, file] of entries) {
+    const source = program.getSourceFile(file);
+    const symbol = source && checker.getSymbolAtLocation(source);
+    out.set(subpath, symbol ? checker.getExportsOfModule(symbol).map((s) => s.name) : []);
+  }
+  return out;
+}
+
+/**
+ * A name a subpath exports is documented when a page under docs/ (or README.md) names it in an inline code span:
+ * `mcpware/lib` in docs/lib.md, a middleware or handler subpath on its own page, the root entry re-exporting them.
+ * An undocumented name is either documented or no longer exported.
+ */
+function checkDocumentedSurface(files) {
+  const documented = namesInCodeSpans(surfacePages(files));
+  let count = 0;
+  for (const [subpath, names] of exportedNames()) {
+    for (const name of names) {
+      count++;
+      if (!documented.has(name))
+        problems.push(
+          `${subpath} exports ${name}, which no page under docs/ (or README.md) names in backticks: document it or stop exporting it`,
+        );
+    }
+  }
+  return count;
+}
+
+// ---------------------------------------------------------------------------------------------------------
 
 const files = markdownFiles();
 await checkErrorsPage(files);
@@ -345,11 +419,13 @@ const links = checkLinks(files);
 checkSections(files);
 checkFormat(files);
 const snippets = args.has('--no-tsc') ? 0 : checkSnippets(files);
+const surface = checkDocumentedSurface(files);
 if (problems.length > 0) {
   for (const p of problems) console.error(p);
   console.error(`\ndocs-check: ${problems.length} problem(s)`);
   process.exit(1);
 }
 console.log(
-  `docs-check: ${files.length} pages, ${snippets} code blocks compiled, ${links} relative links resolved`,
+  `docs-check: ${files.length} pages, ${snippets} code blocks compiled, ${links} relative links resolved, ` +
+    `${surface} exported names documented`,
 );
