@@ -51,6 +51,23 @@ function refuse(era: Era, r: Refusal): Refusal & { era: Era } {
   return { ...r, era };
 }
 
+/**
+ * Classify one request's era (legacy or modern) from its method, `params._meta` and `MCP-Protocol-Version`
+ * header by the rules above, or the refusal the request gets; `classifyRevision()` is this over HTTP.
+ * @param opts - {@link ClassifyOptions}
+ * @see docs/lib.md
+ * @example
+ * ```ts
+ * import { classifyEnvelope } from 'mcpware/lib';
+ *
+ * const meta = {
+ *   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+ *   'io.modelcontextprotocol/clientCapabilities': {},
+ * };
+ * const result = classifyEnvelope({ method: 'tools/list', meta, header: '2026-07-28' });
+ * console.log(result.ok ? result.era : result.reason); // 'modern'
+ * ```
+ */
 export function classifyEnvelope(input: ClassifyInput, opts: ClassifyOptions = {}): ClassifyResult {
   const modern = opts.modernVersions ?? MODERN_VERSIONS;
   const legacy = opts.legacyVersions ?? LEGACY_VERSIONS;

@@ -109,6 +109,17 @@ export function checkAudience(
 /** A claim: a top-level name, or a path of member names into nested objects (`['realm_access', 'roles']`). */
 export type ClaimPath = string | readonly string[];
 
+/**
+ * The claim path as one dotted name, for messages and logs (`['realm_access', 'roles']` →
+ * `realm_access.roles`).
+ * @see docs/lib.md
+ * @example
+ * ```ts
+ * import { claimName } from 'mcpware/lib';
+ *
+ * console.log(claimName(['realm_access', 'roles'])); // 'realm_access.roles'
+ * ```
+ */
 export function claimName(path: ClaimPath): string {
   return typeof path === 'string' ? path : path.join('.');
 }

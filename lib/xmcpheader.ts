@@ -36,6 +36,16 @@ function isTchar(c: number): boolean {
   );
 }
 
+/**
+ * True for an RFC 9110 token (`tchar`s only, non-empty): what an HTTP header name may be.
+ * @see docs/lib.md
+ * @example
+ * ```ts
+ * import { isToken } from 'mcpware/lib';
+ *
+ * console.log(isToken('Region'), isToken('my region')); // true false
+ * ```
+ */
 export function isToken(v: string): boolean {
   if (v.length === 0) return false;
   for (let i = 0; i < v.length; i++) if (!isTchar(v.charCodeAt(i))) return false;
