@@ -2,13 +2,100 @@
  * The one options kit every factory uses. A factory validates all of its options when it is called: unknown
  * names are refused with a TypeError naming the factory, the option and the closest known name, so a typo can
  * never switch a check off; a value of the wrong kind is refused with what was expected and what was given.
+ * Every such TypeError carries a stable `code` (OPTION_ERRORS) and its message ends with the docs page and
+ * anchor of the factory's option table, so a program can tell the mistakes apart and a reader finds the table.
  * Nothing here runs per request.
  */
 import type { Logger } from './types.js';
 
+/** The `code` of every TypeError the kit throws, one per kind of mistake (listed in docs/troubleshooting.md). */
+export const OPTION_ERRORS = {
+  /** A name the factory does not know (the closest known name, or the list, in the message). */
+  unknown: 'ERR_MCPWARE_UNKNOWN_OPTION',
+  /** A name the factory takes elsewhere now (the new place in the message). */
+  moved: 'ERR_MCPWARE_MOVED_OPTION',
+  /** A required option left out. */
+  missing: 'ERR_MCPWARE_MISSING_OPTION',
+  /** A value of the wrong kind (what was expected and what was given in the message). */
+  invalid: 'ERR_MCPWARE_INVALID_OPTION',
+} as const;
+export type OptionErrorCode = (typeof OPTION_ERRORS)[keyof typeof OPTION_ERRORS];
+
+/** A TypeError the options kit throws: `code` set, the message ending with where the options are documented. */
+export type OptionError = TypeError & { readonly code: OptionErrorCode };
+
+/**
+ * Each factory's option table, by the factory name its errors start with. A name such as `McpTestClient.callTool`
+ * that is not listed falls back to the part before the first `.`. Every entry resolves to a heading of a page
+ * (test/contracts/options.test.ts checks it).
+ */
+const OPTION_DOCS: ReadonlyMap<string, string> = new Map([
+  ['apiKeyAuth', 'docs/middleware/api-key-auth.md#options'],
+  ['audit', 'docs/middleware/audit.md#options'],
+  ['authenticate', 'docs/middleware/auth.md#options'],
+  ['checkHeaders', 'docs/middleware/check-headers.md#options'],
+  ['classifyRevision', 'docs/middleware/classify-revision.md#options'],
+  ['compose', 'docs/middleware/compose.md#options'],
+  ['dispatch', 'docs/middleware/dispatch.md#options'],
+  ['dispatch.close', 'docs/middleware/dispatch.md#shutdown'],
+  ['mcpEndpoint', 'docs/middleware/endpoint.md#options'],
+  ['guardOrigin', 'docs/middleware/guard-origin.md#options'],
+  ['limits', 'docs/middleware/limits.md#options'],
+  ['methodGuard', 'docs/middleware/method-guard.md#options'],
+  ['metrics', 'docs/middleware/metrics.md#options'],
+  ['metricsHandler', 'docs/middleware/metrics.md#options'],
+  ['oidcAuth', 'docs/middleware/oidc-auth.md#options'],
+  ['parse', 'docs/middleware/parse.md#options'],
+  ['protectedResourceMetadata', 'docs/middleware/protected-resource-metadata.md#options'],
+  ['redact', 'docs/middleware/redact.md#options'],
+  ['rejectBatch', 'docs/middleware/reject-batch.md#options'],
+  ['toolFilter', 'docs/middleware/tool-filter.md#options'],
+  ['loadCatalogue', 'docs/handlers/catalogue.md#options'],
+  ['redisChangeFeed', 'docs/handlers/changes.md#options'],
+  ['completion', 'docs/handlers/completion.md#options'],
+  ['prompts', 'docs/handlers/prompts.md#options'],
+  ['resources', 'docs/handlers/resources.md#options'],
+  ['memoryResources', 'docs/handlers/resources.md#options'],
+  ['ToolRegistry', 'docs/handlers/tools.md#options'],
+  ['McpTestClient', 'docs/testing.md#options'],
+  ['TestIssuer', 'docs/testing.md#testissuer'],
+]);
+
+/** Where `factory`'s options are documented (`docs/….md#anchor`), or `undefined` for a name not listed. */
+export function optionDocs(factory: string): string | undefined {
+  return OPTION_DOCS.get(factory) ?? OPTION_DOCS.get(/^[A-Za-z]+/.exec(factory)?.[0] ?? '');
+}
+
+/** The names OPTION_DOCS lists (for the test that every anchor resolves). */
+export function documentedFactories(): readonly string[] {
+  return [...OPTION_DOCS.keys()];
+}
+
+/**
+ * The kit's TypeError: `message` (which starts with the factory's name), then the docs page and anchor, and
+ * `code`. Factories throw it for mistakes the helpers below do not cover, so every option error looks alike.
+ */
+export function optionError(code: OptionErrorCode, factory: string, message: string): OptionError {
+  const docs = optionDocs(factory);
+  const error = new TypeError(docs === undefined ? message : `${message} (see ${docs})`) as TypeError & {
+    code: OptionErrorCode;
+  };
+  error.code = code;
+  return error;
+}
+
 /** A TypeError naming the factory, the option, what it expected and the value given. */
-export function badOption(factory: string, option: string, value: unknown, expected: string): TypeError {
-  return new TypeError(`${factory}: option "${option}" must be ${expected}, got ${shown(value)}`);
+export function badOption(factory: string, option: string, value: unknown, expected: string): OptionError {
+  return optionError(
+    OPTION_ERRORS.invalid,
+    factory,
+    `${factory}: option "${option}" must be ${expected}, got ${shown(value)}`,
+  );
+}
+
+/** A required option left out: `what` says what to give. */
+export function missingOption(factory: string, option: string, what: string): OptionError {
+  return optionError(OPTION_ERRORS.missing, factory, `${factory}: option "${option}" is required: ${what}`);
 }
 
 function shown(value: unknown): string {
@@ -27,7 +114,11 @@ function shown(value: unknown): string {
 export function optionsObject<T extends object>(factory: string, value: T | undefined, name = 'options'): T {
   if (value === undefined) return {} as T;
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new TypeError(`${factory}: ${name} must be an object, got ${shown(value)}`);
+    throw optionError(
+      OPTION_ERRORS.invalid,
+      factory,
+      `${factory}: ${name} must be an object, got ${shown(value)}`,
+    );
   }
   return value;
 }
@@ -42,7 +133,28 @@ export function knownKeys(factory: string, options: object, known: readonly stri
     if (known.includes(key)) continue;
     const near = closest(key, known);
     const hint = near === undefined ? `; known options: ${known.join(', ')}` : `; did you mean "${near}"?`;
-    throw new TypeError(`${factory}: unknown option ${prefix}"${key}"${hint}`);
+    throw optionError(OPTION_ERRORS.unknown, factory, `${factory}: unknown option ${prefix}"${key}"${hint}`);
+  }
+}
+
+/**
+ * Refuses any own key of `options` that `moved` lists, naming where that setting is given now (`moved` maps the
+ * old name to the new place, e.g. `maxListenStreams` → `streams.maxListenStreams`). Call it before knownKeys.
+ */
+export function movedKeys(
+  factory: string,
+  options: object,
+  moved: ReadonlyMap<string, string>,
+  prefix = '',
+): void {
+  for (const key of Object.keys(options)) {
+    const place = moved.get(key);
+    if (place === undefined) continue;
+    throw optionError(
+      OPTION_ERRORS.moved,
+      factory,
+      `${factory}: option ${prefix}"${key}" belongs at ${place}`,
+    );
   }
 }
 

@@ -1,8 +1,12 @@
 /**
  * Every factory refuses an unknown option when it is called, with a TypeError that names the factory, the
  * option and the closest known name: a misspelt option can never switch a check off. Each row gives the factory
- * its required options plus one misspelt name.
+ * its required options plus one misspelt name. The error carries the code ERR_MCPWARE_UNKNOWN_OPTION and ends
+ * with the docs page and anchor of that factory's option table, and the page has that heading.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { OPTION_ERRORS, documentedFactories, optionDocs } from '../../core/options';
 import { ChangeFeed, redisChangeFeed } from '../../handlers/changes/index';
 import { loadCatalogue } from '../../handlers/catalogue/index';
 import { completion } from '../../handlers/completion/index';
@@ -103,6 +107,10 @@ describe('every factory refuses a misspelt option', () => {
     expect(message.startsWith(`${factory}: `)).toBe(true);
     expect(message).toContain(`"${option}"`);
     expect(message).toContain(`did you mean "${suggested}"`);
+    expect((thrown as { code?: unknown }).code).toBe(OPTION_ERRORS.unknown);
+    const docs = / \(see (docs\/[^\s)]+)\)$/.exec(message)?.[1];
+    expect(docs).toBe(optionDocs(factory));
+    expect(resolves(docs!)).toBe(true);
   });
 
   test('loadCatalogue({ maxFile }) rejects, naming maxFiles', async () => {
@@ -113,5 +121,64 @@ describe('every factory refuses a misspelt option', () => {
 
   test('ChangeFeed takes no options', () => {
     expect(new ChangeFeed().constructor.length).toBe(0);
+  });
+});
+
+/** GitHub's heading anchors, as scripts/docs-check.mjs computes them: lower case, punctuation dropped. */
+function anchorsOf(text: string): Set<string> {
+  const anchors = new Set<string>();
+  const seen = new Map<string, number>();
+  let inFence = false;
+  for (const line of text.split('\n')) {
+    if (/^\s*```/.test(line)) inFence = !inFence;
+    const m = !inFence && /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
+    if (!m) continue;
+    const base = m[1]!
+      .replace(/<[^>]+>/g, '')
+      .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
+    const n = seen.get(base) ?? 0;
+    seen.set(base, n + 1);
+    anchors.add(n === 0 ? base : `${base}-${n}`);
+  }
+  return anchors;
+}
+
+/** `docs/page.md#anchor` names a page of the repository and a heading on it. */
+function resolves(target: string): boolean {
+  const [page, anchor] = target.split('#');
+  let text: string;
+  try {
+    text = readFileSync(join(__dirname, '../..', page!), 'utf8');
+  } catch {
+    return false;
+  }
+  return anchor !== undefined && anchorsOf(text).has(anchor);
+}
+
+describe('option errors name their docs and carry a code', () => {
+  test.each(documentedFactories().map((f) => [f, optionDocs(f)!]))('%s → %s resolves', (_factory, docs) => {
+    expect(resolves(docs)).toBe(true);
+  });
+
+  test('every kind of mistake has its code', () => {
+    const codeOf = (call: () => unknown): unknown => {
+      try {
+        call();
+      } catch (e) {
+        return (e as { code?: unknown }).code;
+      }
+      return undefined;
+    };
+    expect(codeOf(() => parse({ limt: 1 } as never))).toBe('ERR_MCPWARE_UNKNOWN_OPTION');
+    expect(codeOf(() => methodGuard({ allowOptions: 'yes' } as never))).toBe('ERR_MCPWARE_INVALID_OPTION');
+    expect(codeOf(() => methodGuard(5 as never))).toBe('ERR_MCPWARE_INVALID_OPTION');
+  });
+
+  test('the troubleshooting page lists every code', () => {
+    const page = readFileSync(join(__dirname, '../../docs/troubleshooting.md'), 'utf8');
+    for (const code of Object.values(OPTION_ERRORS)) expect(page).toContain(`\`${code}\``);
   });
 });
