@@ -13,12 +13,12 @@ export interface ClassifyRevisionOptions {
   logger?: Logger;
 }
 
-/** The revision lists of `o`, validated, with their defaults. */
-export function versionOptions(factory: string, o: ClassifyRevisionOptions): ClassifyOptions {
+/** The revision lists of `o`, validated, with their defaults; `prefix` names a nested group (`'versions.'`). */
+export function versionOptions(factory: string, o: ClassifyRevisionOptions, prefix = ''): ClassifyOptions {
   const check = (name: string, v: unknown, dflt: readonly string[]): readonly string[] => {
     if (v === undefined) return dflt;
     if (!Array.isArray(v) || v.some((x) => typeof x !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(x))) {
-      throw badOption(factory, name, v, 'an array of revision strings (YYYY-MM-DD)');
+      throw badOption(factory, prefix + name, v, 'an array of revision strings (YYYY-MM-DD)');
     }
     return v as readonly string[];
   };

@@ -456,7 +456,7 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
       serverInfo: { name: 'mcpware-demo', version: '0.1.0' },
       instructions:
         'A demo of mcpware: tools hello, customer, slow, region_status, introduce, note; docs:// resources and notes://today; prompts.',
-      ...(requestStateKey ? { requestStateKey } : {}),
+      ...(requestStateKey ? { inputRequests: { requestStateKey } } : {}),
     },
     origin: { allowedOrigins: origins, allowedHosts: hosts },
     limits: limitsOptionsFromEnv(

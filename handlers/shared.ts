@@ -43,11 +43,6 @@ export interface Completer {
   ): Promise<readonly string[] | undefined>;
 }
 
-/** Clip a caller-supplied value for an error message. */
-export function clip(s: string, max = 64): string {
-  return s.length > max ? s.slice(0, max) + '…' : s;
-}
-
 /** The page of a list, or throws -32602 for a bad cursor. `what` names the list in the message. */
 export function pageOrThrow<T>(
   what: string,

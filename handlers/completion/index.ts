@@ -10,8 +10,9 @@ import { ErrorCode, McpError } from '../../lib/errors.js';
 import type { JsonObject } from '../../lib/jsonrpc.js';
 import type { CallContext } from '../../core/contract.js';
 import { badOption, knownKeys, optionsObject } from '../../core/options.js';
-import { COMPLETER, type Completer, clip } from '../shared.js';
+import { COMPLETER, type Completer } from '../shared.js';
 import { isJsonObject } from '../../lib/json.js';
+import { clip } from '../../lib/clip.js';
 
 /** The most values one completion carries (the spec's cap). */
 export const MAX_COMPLETION_VALUES = 100;

@@ -11,10 +11,11 @@ import { ErrorCode, McpError } from '../../lib/errors.js';
 import type { JsonObject } from '../../lib/jsonrpc.js';
 import { CHANGES } from '../changes/index.js';
 import type { CallContext } from '../../core/contract.js';
-import { COMPLETER, clip, pageOrThrow, withCache } from '../shared.js';
+import { COMPLETER, pageOrThrow, withCache } from '../shared.js';
 import { type PromptsConfig, resolvePromptsOptions } from './options.js';
 import { checkDefinition, getPrompt, publicPrompt, readArguments } from './render.js';
 import type { PromptDefinition, PromptsHandler, PromptsOptions } from './types.js';
+import { clip } from '../../lib/clip.js';
 
 export type {
   PromptArgument,

@@ -9,10 +9,11 @@ import type { JsonObject } from '../../lib/jsonrpc.js';
 import { type InputRequiredResult, isInputRequiredResult } from '../../lib/mrtr.js';
 import { renderTemplate } from '../../lib/render.js';
 import type { CallContext } from '../../core/contract.js';
-import { clip, copyOptional } from '../shared.js';
+import { copyOptional } from '../shared.js';
 import { isJsonObject } from '../../lib/json.js';
 import { badOption } from '../../core/options.js';
 import type { PromptDefinition, PromptGetResult, PromptMessage } from './types.js';
+import { clip } from '../../lib/clip.js';
 
 const PROMPT_FIELDS = ['title', 'description', 'icons', '_meta'] as const;
 const ARG_FIELDS = ['title', 'description', 'required'] as const;

@@ -11,9 +11,10 @@ import { type InputRequiredResult, isInputRequiredResult } from '../../lib/mrtr.
 import { LEGACY_RESOURCE_NOT_FOUND } from '../../lib/encode.js';
 import { matchTemplate } from '../../lib/uritemplate.js';
 import type { CallContext } from '../../core/contract.js';
-import { clip, copyOptional, withCache } from '../shared.js';
+import { copyOptional, withCache } from '../shared.js';
 import type { ResourcesConfig } from './options.js';
 import type { ResourceEntry, ResourceItem, ResourceSource, ResourceTemplate } from './types.js';
+import { clip } from '../../lib/clip.js';
 
 const ENTRY_FIELDS = ['title', 'description', 'mimeType', 'size', 'annotations', 'icons', '_meta'] as const;
 const TEMPLATE_FIELDS = ['title', 'description', 'mimeType', 'annotations', 'icons', '_meta'] as const;

@@ -10,7 +10,6 @@ import type { Era } from '../../lib/errors.js';
 import type { JsonObject } from '../../lib/jsonrpc.js';
 import { type ParamHeader, paramHeaders as scanParamHeaders } from '../../lib/xmcpheader.js';
 import { closest } from '../../core/options.js';
-import { clip } from '../shared.js';
 import { isJsonObject } from '../../lib/json.js';
 import type {
   JsonSchema,
@@ -20,6 +19,7 @@ import type {
   ToolDefinition,
   ToolDescription,
 } from './types.js';
+import { clip } from '../../lib/clip.js';
 
 export interface Entry {
   tool: Tool;

@@ -23,7 +23,7 @@ import { isInputRequiredResult } from '../../lib/mrtr.js';
 import { type ParamHeader, checkParamHeaders } from '../../lib/xmcpheader.js';
 import { CHANGES, ChangeFeed } from '../changes/index.js';
 import { type CallContext, HANDLER_METHODS } from '../../core/contract.js';
-import { type Awaitable, checkPageSize, clip, pageOrThrow } from '../shared.js';
+import { type Awaitable, checkPageSize, pageOrThrow } from '../shared.js';
 import { isJsonObject } from '../../lib/json.js';
 import { errorMeta, log } from '../../core/log.js';
 import { then } from '../../core/maybe-promise.js';
@@ -52,6 +52,7 @@ import type {
   ToolRegistryOptions,
 } from './types.js';
 import { defaultCompiler, invalidArguments } from './validation.js';
+import { clip } from '../../lib/clip.js';
 
 const F = 'ToolRegistry';
 const OPTIONS: readonly (keyof ToolRegistryOptions)[] = [

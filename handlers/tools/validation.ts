@@ -5,8 +5,8 @@
  * @see docs/handlers/tools.md
  */
 import Ajv2020 from 'ajv/dist/2020.js';
-import { clip } from '../shared.js';
 import type { AjvErrorLike, CallToolResult, SchemaCompiler } from './types.js';
+import { clip } from '../../lib/clip.js';
 
 /** The most fields one invalid-arguments result names. */
 const MAX_REPORTED_ERRORS = 10;

@@ -17,7 +17,8 @@ import { sendRefusal } from '../../core/respond.js';
 import type { Logger } from '../../core/types.js';
 import type { Call } from './handler-context.js';
 import { DISPATCH } from './options.js';
-import { clip, sendRpcError } from './rpc-errors.js';
+import { sendRpcError } from './rpc-errors.js';
+import { clip } from '../../lib/clip.js';
 
 /** What `close()` takes. */
 export interface CloseOptions {
@@ -104,7 +105,7 @@ function cutOff(call: Call, logger: Logger): void | Promise<void> {
   const { reply } = call;
   if (reply.answered) return;
   log(logger, 'warn', 'dispatch: a call still running at the shutdown deadline was cancelled', {
-    method: clip(call.method),
+    method: clip(call.method, 128),
   });
   if (!reply.res.headersSent) reply.res.setHeader('Retry-After', RETRY_AFTER);
   const sent = sendRpcError(

@@ -18,8 +18,8 @@ import { principalKey } from '../../lib/principal.js';
 import type { McpRequest } from '../../lib/request.js';
 import { localsOf } from '../../core/respond.js';
 import type { Call } from './handler-context.js';
-import { clip } from './rpc-errors.js';
 import { isJsonObject } from '../../lib/json.js';
+import { clip } from '../../lib/clip.js';
 
 export interface InputBroker {
   /**
@@ -68,7 +68,7 @@ export function createInputBroker(options: { timeoutMs: number; maxRounds: numbe
             ErrorCode.InternalError,
             'Timed out waiting for the client to answer an input request',
             {
-              inputRequest: clip(key),
+              inputRequest: clip(key, 128),
             },
           ),
         );
@@ -137,7 +137,7 @@ export function createInputBroker(options: { timeoutMs: number; maxRounds: numbe
 function clientError(key: string, error: unknown): McpError {
   const e = isJsonObject(error) ? error : {};
   return new McpError(ErrorCode.InternalError, 'The client could not answer an input request', {
-    inputRequest: clip(key),
+    inputRequest: clip(key, 128),
     error: {
       code: typeof e.code === 'number' ? e.code : undefined,
       message: typeof e.message === 'string' ? clip(e.message, 256) : undefined,

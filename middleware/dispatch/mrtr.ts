@@ -22,7 +22,8 @@ import { INPUT_REQUIRED_METHODS, routeKey } from '../../lib/routing.js';
 import type { InputRequiredRequest } from '../../core/contract.js';
 import { log } from '../../core/log.js';
 import type { Logger } from '../../core/types.js';
-import { clip, missingCapabilityError } from './rpc-errors.js';
+import { missingCapabilityError } from './rpc-errors.js';
+import { clip } from '../../lib/clip.js';
 
 /** Signs and verifies `requestState` tokens. */
 export interface StateCodec {
@@ -93,7 +94,10 @@ export function readRound(
   if (Object.hasOwn(params, 'requestState')) {
     const v = codec.verify(params.requestState, bindingOf(scope, params));
     if (!v.ok) {
-      log(logger, 'warn', 'dispatch: requestState refused', { method: clip(scope.method), reason: v.reason });
+      log(logger, 'warn', 'dispatch: requestState refused', {
+        method: clip(scope.method, 128),
+        reason: v.reason,
+      });
       const expired = v.reason === 'expired';
       throw new McpError(
         ErrorCode.InvalidParams,

@@ -19,6 +19,7 @@ import {
   intOption,
   knownKeys,
   loggerOption,
+  movedKeys,
   oneOf,
   optionsObject,
   stringOption,
@@ -27,9 +28,47 @@ import { stderrLogger } from '../../core/respond.js';
 import type { Logger, Middleware } from '../../core/types.js';
 import { type Feeds, feedsOf, resolveCapabilities } from './capabilities.js';
 import { type RouteTable, buildTable } from './route-table.js';
-import { isJsonObject } from '../../lib/json.js';
 
-export interface DispatchOptions extends ClassifyRevisionOptions, BodyOptions {
+/** The revisions served: the same object `classifyRevision()` and `checkHeaders()` take (`{ ...versions }`). */
+export type DispatchVersionOptions = Omit<ClassifyRevisionOptions, 'logger'>;
+
+/** The SSE answers: keep-alive comments, and the `subscriptions/listen` streams one dispatcher holds open. */
+export interface DispatchStreamOptions {
+  /**
+   * Keep-alive comment interval on every SSE answer (a `subscriptions/listen` stream, and a request answered as
+   * a stream: progress, log or input messages before its result), in ms; 0 turns it off. A `: keep-alive`
+   * comment is written after each interval the stream lasts, so proxies with idle timeouts keep it open.
+   * Default 15000.
+   */
+  keepAliveMs?: number;
+  /** Most `subscriptions/listen` streams open at once on this dispatcher; more → 503. 0 refuses all. Default 1000. */
+  maxListenStreams?: number;
+  /**
+   * Most `subscriptions/listen` streams one caller holds open on this dispatcher; more → 429 with
+   * `data: {limit: 'listen_streams_per_principal', max}`. A caller is a principal's source and id (the same id
+   * from an API key and from a token is two callers); requests without a principal are one caller together.
+   * 0: no per-caller cap (only `maxListenStreams`). Default 10.
+   */
+  maxListenStreamsPerPrincipal?: number;
+}
+
+/** Input-required results (MRTR): the signed `requestState` of both eras, and the legacy input rounds. */
+export interface DispatchInputRequestOptions {
+  /**
+   * HMAC-SHA256 key(s) for MRTR `requestState`, each at least 32 bytes (a string is taken as UTF-8). With a list,
+   * the first signs and all verify (key rotation). Default: a random key per dispatcher instance, so a state
+   * only verifies on the process that issued it: give every replica the same key.
+   */
+  requestStateKey?: string | Uint8Array | readonly (string | Uint8Array)[];
+  /** How long a signed `requestState` stays valid, in ms. Default 600000 (10 minutes). */
+  requestStateTtlMs?: number;
+  /** Legacy: how long to wait for the client to answer a server-to-client request, in ms. Default 300000. */
+  inputTimeoutMs?: number;
+  /** Legacy: most input rounds one request may take before it fails. Default 8. */
+  maxInputRounds?: number;
+}
+
+export interface DispatchOptions {
   /** Namespace → handler object (`tools`, `resources`, `prompts`, `completion`, …); root methods as functions. */
   handlers: Handlers;
   /** Who the server is: `{name, version}` (plus `title`, `description`, `websiteUrl`, `icons`). */
@@ -45,6 +84,14 @@ export interface DispatchOptions extends ClassifyRevisionOptions, BodyOptions {
   capabilities?: ServerCapabilities;
   /** Instructions for the model, returned by `initialize` and `server/discover`. */
   instructions?: string;
+  /**
+   * Serve requests that no authentication decided. Default `false`: a request reaches a handler only when an
+   * auth middleware mounted before `dispatch()` decided on it (`req.locals.auth.outcome === 'ok'`, or a
+   * `req.locals.principal` an authenticator of your own set); any other is refused 500 / -32603
+   * `no_auth_decision`, and the misconfiguration is logged once. `true` says the server wants no
+   * authentication (development, or a server only a trusted network reaches).
+   */
+  anonymous?: boolean;
   /** Cache hints per cacheable method (`tools/list`, …, `server/discover`). Default `{ttlMs: 0, cacheScope: 'private'}`. */
   cache?: Readonly<Partial<Record<string, CacheHint>>>;
   /**
@@ -54,44 +101,16 @@ export interface DispatchOptions extends ClassifyRevisionOptions, BodyOptions {
    * Default: none (legacy requests get no log notifications). Modern requests always follow their own `_meta`.
    */
   legacyLogLevel?: LogLevel;
-  /**
-   * HMAC-SHA256 key(s) for MRTR `requestState`, each at least 32 bytes (a string is taken as UTF-8). With a list,
-   * the first signs and all verify (key rotation). Default: a random key per dispatcher instance, so a state
-   * only verifies on the process that issued it: give every replica the same key.
-   */
-  requestStateKey?: string | Uint8Array | readonly (string | Uint8Array)[];
-  /** How long a signed `requestState` stays valid, in ms. Default 600000 (10 minutes). */
-  requestStateTtlMs?: number;
-  /**
-   * Keep-alive comment interval on every SSE answer (a `subscriptions/listen` stream, and a request answered as
-   * a stream: progress, log or input messages before its result), in ms; 0 turns it off. A `: keep-alive`
-   * comment is written after each interval the stream lasts, so proxies with idle timeouts keep it open.
-   * Default 15000.
-   */
-  keepAliveMs?: number;
-  /** The former name of {@link keepAliveMs}, still accepted: the same setting, for every SSE answer. */
-  listenKeepAliveMs?: number;
-  /** Most `subscriptions/listen` streams open at once on this dispatcher; more → 503. 0 refuses all. Default 1000. */
-  maxListenStreams?: number;
-  /**
-   * Most `subscriptions/listen` streams one caller holds open on this dispatcher; more → 429 with
-   * `data: {limit: 'listen_streams_per_principal', max}`. A caller is a principal's source and id (the same id
-   * from an API key and from a token is two callers); requests without a principal are one caller together.
-   * 0: no per-caller cap (only `maxListenStreams`). Default 10.
-   */
-  maxListenStreamsPerPrincipal?: number;
-  /**
-   * Serve requests that no authentication decided. Default `false`: a request reaches a handler only when an
-   * auth middleware mounted before `dispatch()` decided on it (`req.locals.auth.outcome === 'ok'`, or a
-   * `req.locals.principal` an authenticator of your own set); any other is refused 500 / -32603
-   * `no_auth_decision`, and the misconfiguration is logged once. `true` says the server wants no
-   * authentication (development, or a server only a trusted network reaches).
-   */
-  anonymous?: boolean;
-  /** Legacy MRTR: how long to wait for the client to answer a server-to-client request, in ms. Default 300000. */
-  inputTimeoutMs?: number;
-  /** Legacy MRTR: most input rounds one request may take before it fails. Default 8. */
-  maxInputRounds?: number;
+  /** Where handler failures (with stacks) and server bugs are logged. Default: stderr. */
+  logger?: Logger;
+  /** The revisions served: `{ modernVersions, legacyVersions }`. Default: every revision mcpware speaks. */
+  versions?: DispatchVersionOptions;
+  /** The body's size limit and depth when dispatch() parses the request itself: `{ limit, maxDepth }`. */
+  body?: BodyOptions;
+  /** SSE answers and listen streams: `{ keepAliveMs, maxListenStreams, maxListenStreamsPerPrincipal }`. */
+  streams?: DispatchStreamOptions;
+  /** Input-required results: `{ requestStateKey, requestStateTtlMs, inputTimeoutMs, maxInputRounds }`. */
+  inputRequests?: DispatchInputRequestOptions;
 }
 
 /** The dispatcher middleware, with the controls a server needs at shutdown. */
@@ -160,40 +179,57 @@ const KNOWN: readonly (keyof DispatchOptions)[] = [
   'serverInfo',
   'capabilities',
   'instructions',
+  'anonymous',
   'cache',
   'legacyLogLevel',
-  'requestStateKey',
-  'requestStateTtlMs',
+  'logger',
+  'versions',
+  'body',
+  'streams',
+  'inputRequests',
+];
+const VERSIONS: readonly (keyof DispatchVersionOptions)[] = ['modernVersions', 'legacyVersions'];
+const BODY: readonly (keyof BodyOptions)[] = ['limit', 'maxDepth'];
+const STREAMS: readonly (keyof DispatchStreamOptions)[] = [
   'keepAliveMs',
-  'listenKeepAliveMs',
-  'anonymous',
   'maxListenStreams',
   'maxListenStreamsPerPrincipal',
+];
+const INPUT_REQUESTS: readonly (keyof DispatchInputRequestOptions)[] = [
+  'requestStateKey',
+  'requestStateTtlMs',
   'inputTimeoutMs',
   'maxInputRounds',
-  'modernVersions',
-  'legacyVersions',
-  'logger',
-  'limit',
-  'maxDepth',
 ];
+
+/** The flat names of the options that now sit in a group, and where each is given. */
+export const MOVED: ReadonlyMap<string, string> = new Map([
+  ...VERSIONS.map((k) => [k, `versions.${k}`] as const),
+  ...BODY.map((k) => [k, `body.${k}`] as const),
+  ...STREAMS.map((k) => [k, `streams.${k}`] as const),
+  ['listenKeepAliveMs', 'streams.keepAliveMs'],
+  ...INPUT_REQUESTS.map((k) => [k, `inputRequests.${k}`] as const),
+]);
+
+const isObj = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** One group of options: an object when given (`{}` when not), with no name outside `known`. */
+function group<T extends object>(value: T | undefined, name: string, known: readonly string[]): T {
+  const g = optionsObject(DISPATCH, value, `option "${name}"`);
+  knownKeys(DISPATCH, g, known, `${name}.`);
+  return g;
+}
 
 /** Validate every option of dispatch(); throws a TypeError naming the option. */
 export function resolveDispatchOptions(options: DispatchOptions): DispatchConfig {
   const o = optionsObject(DISPATCH, options);
+  movedKeys(DISPATCH, o, MOVED);
   knownKeys(DISPATCH, o, KNOWN);
-  const versions = versionOptions(DISPATCH, o);
-  const modernVersions = versions.modernVersions!;
-  const legacyVersions = versions.legacyVersions!;
-  if (modernVersions.length + legacyVersions.length === 0) {
-    throw badOption(
-      DISPATCH,
-      'modernVersions',
-      modernVersions,
-      'non-empty (or legacyVersions non-empty): the server must speak some revision',
-    );
-  }
-  const body = resolveBodyOptions(DISPATCH, o);
+  const versions = versionsOf(o.versions);
+  const streams = group(o.streams, 'streams', STREAMS);
+  const inputs = group(o.inputRequests, 'inputRequests', INPUT_REQUESTS);
+  const body = resolveBodyOptions(DISPATCH, group(o.body, 'body', BODY));
   const logger = loggerOption(DISPATCH, o.logger, stderrLogger);
   const serverInfo = checkServerInfo(o.serverInfo);
   const instructions = stringOption(DISPATCH, 'instructions', o.instructions, undefined, true);
@@ -202,13 +238,18 @@ export function resolveDispatchOptions(options: DispatchOptions): DispatchConfig
     o.legacyLogLevel === undefined
       ? undefined
       : oneOf(DISPATCH, 'legacyLogLevel', o.legacyLogLevel, LOG_LEVELS, 'info');
-  const stateKeys = checkStateKeys(o.requestStateKey);
-  const int = (name: keyof DispatchOptions, fallback: number, min: number, max: number): number =>
-    intOption(DISPATCH, name, o[name], fallback, min, max);
+  const stateKeys = checkStateKeys(inputs.requestStateKey);
+  const int = <G extends object>(
+    g: G,
+    name: string,
+    key: keyof G & string,
+    d: number,
+    min: number,
+    max: number,
+  ) => intOption(DISPATCH, `${name}.${key}`, g[key], d, min, max);
   const config: DispatchConfig = {
-    modernVersions,
-    legacyVersions,
-    supportedVersions: [...modernVersions, ...legacyVersions],
+    ...versions,
+    supportedVersions: [...versions.modernVersions, ...versions.legacyVersions],
     body,
     logger,
     serverInfo,
@@ -216,16 +257,37 @@ export function resolveDispatchOptions(options: DispatchOptions): DispatchConfig
     cache,
     legacyLogLevel,
     stateKeys,
-    stateTtlMs: int('requestStateTtlMs', 600_000, 1_000, 7 * 86_400_000),
-    keepAliveMs: keepAliveOption(o),
+    stateTtlMs: int(inputs, 'inputRequests', 'requestStateTtlMs', 600_000, 1_000, 7 * 86_400_000),
+    keepAliveMs: int(streams, 'streams', 'keepAliveMs', 15_000, 0, 3_600_000),
     anonymous: boolOption(DISPATCH, 'anonymous', o.anonymous, false),
-    maxListenStreams: int('maxListenStreams', 1000, 0, 1_000_000),
-    maxListenStreamsPerPrincipal: int('maxListenStreamsPerPrincipal', 10, 0, 1_000_000),
-    inputTimeoutMs: int('inputTimeoutMs', 300_000, 1, 86_400_000),
-    maxInputRounds: int('maxInputRounds', 8, 1, 1000),
+    maxListenStreams: int(streams, 'streams', 'maxListenStreams', 1000, 0, 1_000_000),
+    maxListenStreamsPerPrincipal: int(streams, 'streams', 'maxListenStreamsPerPrincipal', 10, 0, 1_000_000),
+    inputTimeoutMs: int(inputs, 'inputRequests', 'inputTimeoutMs', 300_000, 1, 86_400_000),
+    maxInputRounds: int(inputs, 'inputRequests', 'maxInputRounds', 8, 1, 1000),
     ...routesOf(o),
   };
   return Object.freeze(config);
+}
+
+/** The `versions` group: both lists, validated, and at least one revision between them. */
+function versionsOf(value: DispatchVersionOptions | undefined): {
+  modernVersions: readonly string[];
+  legacyVersions: readonly string[];
+} {
+  const { modernVersions, legacyVersions } = versionOptions(
+    `${DISPATCH}`,
+    group(value, 'versions', VERSIONS),
+    'versions.',
+  );
+  if (modernVersions!.length + legacyVersions!.length === 0) {
+    throw badOption(
+      DISPATCH,
+      'versions.modernVersions',
+      modernVersions,
+      'non-empty (or versions.legacyVersions non-empty): the server must speak some revision',
+    );
+  }
+  return { modernVersions: modernVersions!, legacyVersions: legacyVersions! };
 }
 
 /** The route table, the change feeds and the capabilities they allow. */
@@ -236,28 +298,18 @@ function routesOf(o: DispatchOptions): Pick<DispatchConfig, 'routes' | 'feeds' |
   return { routes, feeds, capabilities };
 }
 
-/** `keepAliveMs`, or its former name `listenKeepAliveMs`; both given must agree. */
-function keepAliveOption(o: DispatchOptions): number {
-  const current = intOption(DISPATCH, 'keepAliveMs', o.keepAliveMs, 15_000, 0, 3_600_000);
-  if (o.listenKeepAliveMs === undefined) return current;
-  const former = intOption(DISPATCH, 'listenKeepAliveMs', o.listenKeepAliveMs, 15_000, 0, 3_600_000);
-  if (o.keepAliveMs !== undefined && former !== current) {
-    throw badOption(DISPATCH, 'listenKeepAliveMs', former, `left out, or equal to keepAliveMs (${current})`);
-  }
-  return former;
-}
-
 function checkStateKeys(v: unknown): Uint8Array[] {
   if (v === undefined) return [randomBytes(32)];
   const list = Array.isArray(v) ? (v as unknown[]) : [v];
-  if (list.length === 0) throw badOption(DISPATCH, 'requestStateKey', v, 'a key or a non-empty list of keys');
+  if (list.length === 0)
+    throw badOption(DISPATCH, 'inputRequests.requestStateKey', v, 'a key or a non-empty list of keys');
   return list.map((k, i) => {
     const bytes =
       typeof k === 'string' ? Buffer.from(k, 'utf8') : k instanceof Uint8Array ? Buffer.from(k) : undefined;
     if (!bytes || bytes.length < MIN_STATE_KEY_BYTES) {
       throw badOption(
         DISPATCH,
-        Array.isArray(v) ? `requestStateKey[${i}]` : 'requestStateKey',
+        Array.isArray(v) ? `inputRequests.requestStateKey[${i}]` : 'inputRequests.requestStateKey',
         // Never echo key material into an error message: describe it.
         `(a ${typeof k === 'string' ? 'string' : k instanceof Uint8Array ? 'Uint8Array' : typeof k} of ${bytes?.length ?? 0} bytes)`,
         `a string or Uint8Array of at least ${MIN_STATE_KEY_BYTES} bytes`,
@@ -269,7 +321,7 @@ function checkStateKeys(v: unknown): Uint8Array[] {
 
 function checkServerInfo(v: unknown): Readonly<Implementation> {
   if (
-    !isJsonObject(v) ||
+    !isObj(v) ||
     typeof v.name !== 'string' ||
     v.name === '' ||
     typeof v.version !== 'string' ||
@@ -287,7 +339,7 @@ function checkServerInfo(v: unknown): Readonly<Implementation> {
 function checkCacheOption(v: unknown): Map<string, CacheHint> {
   const out = new Map<string, CacheHint>();
   if (v === undefined) return out;
-  if (!isJsonObject(v))
+  if (!isObj(v))
     throw badOption(DISPATCH, 'cache', v, 'an object mapping cacheable methods to { ttlMs, cacheScope }');
   for (const method of Object.keys(v)) {
     if (!CACHEABLE_METHODS.includes(method)) {
@@ -300,7 +352,7 @@ function checkCacheOption(v: unknown): Map<string, CacheHint> {
     }
     const h = v[method];
     if (
-      !isJsonObject(h) ||
+      !isObj(h) ||
       typeof h.ttlMs !== 'number' ||
       !Number.isSafeInteger(h.ttlMs) ||
       h.ttlMs < 0 ||

@@ -15,7 +15,7 @@ import { localsOf } from '../../core/respond.js';
 import type { RequestLocals } from '../../core/types.js';
 import type { DispatchConfig } from './options.js';
 import { applyOutbound } from './outbound.js';
-import { clip } from './rpc-errors.js';
+import { clip } from '../../lib/clip.js';
 
 /** The `MCP-Protocol-Version` answered: the request's, when it named a revision spoken in that era. */
 export function spokenVersion(
@@ -152,7 +152,7 @@ export class Reply {
       log(
         this.config.logger,
         'error',
-        `dispatch: a ${clip(what)} message of ${clip(mcp.method ?? '')} was dropped`,
+        `dispatch: a ${clip(what, 128)} message of ${clip(mcp.method ?? '', 128)} was dropped`,
         {
           error: errorMeta(err),
         },

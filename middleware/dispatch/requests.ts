@@ -36,15 +36,9 @@ import { DISPATCH } from './options.js';
 import { applyOutbound } from './outbound.js';
 import { Reply, spokenVersion, writeAnswer } from './reply.js';
 import type { Bound } from './route-table.js';
-import {
-  type RpcError,
-  clip,
-  internalError,
-  methodNotFound,
-  sendRpcError,
-  sendThrown,
-} from './rpc-errors.js';
+import { type RpcError, internalError, methodNotFound, sendRpcError, sendThrown } from './rpc-errors.js';
 import { isJsonObject } from '../../lib/json.js';
+import { clip } from '../../lib/clip.js';
 
 /** Everything a request is served with. */
 export interface Dispatcher extends ContextEnv {
@@ -120,8 +114,8 @@ async function handleNotification(
     const params = mcp.params ?? {};
     await bound.fn.call(bound.self, params, new HandlerContext(dispatcher, call, { params }));
   } catch (err) {
-    log(dispatcher.config.logger, 'error', `dispatch: notification handler for ${clip(method)} failed`, {
-      method: clip(method),
+    log(dispatcher.config.logger, 'error', `dispatch: notification handler for ${clip(method, 128)} failed`, {
+      method: clip(method, 128),
       error: errorMeta(err),
     });
   }
@@ -313,15 +307,15 @@ function answer(dispatcher: Dispatcher, t: Target, value: unknown): void | Promi
     });
     if (encoded.ok) text = responseText(mcp.id, encoded.result);
   } catch (err) {
-    log(config.logger, 'error', `dispatch: the result of ${clip(method)} is not serializable`, {
-      method: clip(method),
+    log(config.logger, 'error', `dispatch: the result of ${clip(method, 128)} is not serializable`, {
+      method: clip(method, 128),
       error: errorMeta(err),
     });
     return sendRpcError(reply, internalError(), config.logger);
   }
   if (!encoded.ok) {
     log(config.logger, 'error', `dispatch: ${encoded.message}`, {
-      method: clip(method),
+      method: clip(method, 128),
       reason: encoded.reason,
     });
     return sendRpcError(reply, internalError(), config.logger);

@@ -11,6 +11,7 @@ import { sendableCode, statusForCode } from '../../lib/encode.js';
 import { errorMeta, log } from '../../core/log.js';
 import type { Logger } from '../../core/types.js';
 import type { Reply } from './reply.js';
+import { clip } from '../../lib/clip.js';
 
 /** A JSON-RPC error and the HTTP status it travels with. */
 export interface RpcError {
@@ -20,10 +21,6 @@ export interface RpcError {
   status: number;
   /** Set when the thrown value is not sent as it is (a generic -32603 goes out): why, for the log. */
   hidden?: 'unexpected' | 'forbidden_code';
-}
-
-export function clip(s: string, max = 128): string {
-  return s.length > max ? s.slice(0, max) + '…' : s;
 }
 
 const INTERNAL: Omit<RpcError, 'hidden'> = {
@@ -60,7 +57,7 @@ export function toRpcError(thrown: unknown, era: Era): RpcError {
 
 /** -32601 for `method`, with the reason when there is one (404 modern, 200 legacy). */
 export function methodNotFound(method: string, era: Era, reason?: string): RpcError {
-  const data: JsonObject = { method: clip(method) };
+  const data: JsonObject = { method: clip(method, 128) };
   if (reason !== undefined) data.reason = reason;
   return {
     code: ErrorCode.MethodNotFound,
@@ -95,7 +92,7 @@ export function sendRpcError(reply: Reply, e: RpcError, logger: Logger): void | 
   try {
     text = JSON.stringify({ jsonrpc: '2.0', id: reply.mcp.id, error });
   } catch (err) {
-    log(logger, 'error', `dispatch: error data of ${clip(reply.mcp.method ?? '')} is not serializable`, {
+    log(logger, 'error', `dispatch: error data of ${clip(reply.mcp.method ?? '', 128)} is not serializable`, {
       error: errorMeta(err),
     });
     ({ code, status } = INTERNAL);
@@ -115,12 +112,12 @@ const SUBJECTS: ReadonlyMap<string, readonly [string, string]> = new Map([
 
 /** The log metadata naming a failed handler: the method, and the tool, prompt or URI the request named. */
 function failureMeta(reply: Reply): { where: string; meta: Record<string, string> } {
-  const method = clip(reply.mcp.method ?? '');
+  const method = clip(reply.mcp.method ?? '', 128);
   const meta: Record<string, string> = { method };
   const subject = SUBJECTS.get(reply.mcp.method ?? '');
   const named = subject === undefined ? undefined : reply.mcp.params?.[subject[1]];
   if (subject === undefined || typeof named !== 'string') return { where: method, meta };
-  meta[subject[0]] = clip(named);
+  meta[subject[0]] = clip(named, 128);
   return { where: `${method} (${subject[0]} ${JSON.stringify(meta[subject[0]])})`, meta };
 }
 

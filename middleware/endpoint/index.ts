@@ -136,8 +136,9 @@ function paramHeadersOf(handlers: EndpointConfig['handlers']): Pick<CheckHeaders
 /** The dispatch section's versions, which classifyRevision() and checkHeaders() must share. */
 function versionsOf(d: EndpointConfig['dispatch']): { modernVersions?: string[]; legacyVersions?: string[] } {
   const out: { modernVersions?: string[]; legacyVersions?: string[] } = {};
-  if (d.modernVersions !== undefined) out.modernVersions = d.modernVersions as string[];
-  if (d.legacyVersions !== undefined) out.legacyVersions = d.legacyVersions as string[];
+  const v = d.versions ?? {};
+  if (v.modernVersions !== undefined) out.modernVersions = v.modernVersions as string[];
+  if (v.legacyVersions !== undefined) out.legacyVersions = v.legacyVersions as string[];
   return out;
 }
 
@@ -189,7 +190,7 @@ function buildParts(c: EndpointConfig): { parts: McpEndpointParts; auth: Auth } 
   const parser = parse({ ...body, logger });
   // Without authentication (auth.insecureNoAuth) the dispatcher is told so; else it refuses what auth did not decide.
   const anonymous = c.auth.insecure;
-  const dispatcher = dispatch({ ...c.dispatch, ...body, handlers: c.handlers, logger, anonymous });
+  const dispatcher = dispatch({ ...c.dispatch, body, handlers: c.handlers, logger, anonymous });
   const versions = versionsOf(c.dispatch);
   const parts = {
     audit: auditMw,

@@ -13,7 +13,17 @@ import { CHALLENGE_OPTIONS, type ChallengeOptions } from '../auth/challenge.js';
 import type { DispatchOptions } from '../dispatch/index.js';
 import type { GuardOriginOptions } from '../guard-origin/index.js';
 import type { BodyOptions } from '../../core/parse-step.js';
-import { badOption, boolOption, knownKeys, loggerOption, optionsObject } from '../../core/options.js';
+import {
+  OPTION_ERRORS,
+  badOption,
+  boolOption,
+  knownKeys,
+  loggerOption,
+  missingOption,
+  movedKeys,
+  optionError,
+  optionsObject,
+} from '../../core/options.js';
 import { stderrLogger } from '../../core/respond.js';
 import type { LimitsOptions } from '../limits/index.js';
 import type { MetricsOptions } from '../metrics/index.js';
@@ -43,18 +53,19 @@ export interface McpEndpointAuthOptions extends ChallengeOptions {
   insecureNoAuth?: boolean;
 }
 
-/** The dispatcher's options, without those the endpoint takes elsewhere (`handlers`, `logger`, `body`). */
-export type McpEndpointDispatchOptions = Omit<
-  DispatchOptions,
-  'handlers' | 'logger' | 'limit' | 'maxDepth' | 'anonymous'
->;
+/**
+ * The dispatcher's options, without those the endpoint takes elsewhere (`handlers`, `logger`, `body`, and
+ * `anonymous`, which is `auth.insecureNoAuth`). Its `versions` also configure `classifyRevision()` and
+ * `checkHeaders()`.
+ */
+export type McpEndpointDispatchOptions = Omit<DispatchOptions, 'handlers' | 'logger' | 'body' | 'anonymous'>;
 
 export interface McpEndpointOptions {
   /** Who may call. Required. */
   auth: McpEndpointAuthOptions;
   /** The handler objects: `tools`, `resources`, `prompts`, `completion`, … (`dispatch()`'s `handlers`). */
   handlers: Handlers;
-  /** `dispatch()`'s options: `serverInfo` (required), `instructions`, `capabilities`, versions, … */
+  /** `dispatch()`'s options: `serverInfo` (required), `instructions`, `capabilities`, `versions`, `streams`, … */
   dispatch: McpEndpointDispatchOptions;
   /** `guardOrigin()`'s allow-lists. Default: no Origin allowed, no Host check. */
   origin?: GuardOriginOptions;
@@ -92,6 +103,7 @@ const AUTH = ['apiKeys', 'oidc', 'resourceMetadata', 'insecureNoAuth', ...CHALLE
 const MOVED_FROM_DISPATCH: ReadonlyMap<string, string> = new Map([
   ['handlers', 'handlers'],
   ['logger', 'logger'],
+  ['body', 'body'],
   ['limit', 'body.limit'],
   ['maxDepth', 'body.maxDepth'],
   ['anonymous', 'auth.insecureNoAuth'],
@@ -120,9 +132,9 @@ export interface AuthChoice {
 
 function resolveAuth(value: McpEndpointAuthOptions | undefined): AuthChoice {
   const REQUIRED =
-    'is required: { apiKeys } and/or { oidc } (or { insecureNoAuth: true } in development), so a missing ' +
+    '{ apiKeys } and/or { oidc } (or { insecureNoAuth: true } in development), so a missing ' +
     'or misspelt section never means "no protection"';
-  if (value === undefined) throw new TypeError(`${FACTORY}: option "auth" ${REQUIRED}`);
+  if (value === undefined) throw missingOption(FACTORY, 'auth', REQUIRED);
   const a = optionsObject(FACTORY, value, 'option "auth"');
   knownKeys(FACTORY, a, AUTH, 'auth.');
   const insecure = boolOption(FACTORY, 'auth.insecureNoAuth', a.insecureNoAuth, false);
@@ -137,7 +149,7 @@ function resolveAuth(value: McpEndpointAuthOptions | undefined): AuthChoice {
   if (some && insecure) {
     throw badOption(FACTORY, 'auth.insecureNoAuth', true, 'left out when apiKeys or oidc is configured');
   }
-  if (!some && !insecure) throw new TypeError(`${FACTORY}: option "auth" ${REQUIRED}`);
+  if (!some && !insecure) throw missingOption(FACTORY, 'auth', REQUIRED);
   const challenge: ChallengeOptions = {};
   for (const k of CHALLENGE_OPTIONS) if (a[k] !== undefined) Object.assign(challenge, { [k]: a[k] });
   return {
@@ -176,7 +188,11 @@ function resolveMetrics(
   const m = value === undefined || value === true ? {} : optionsObject(FACTORY, value, 'option "metrics"');
   if (registry === undefined) return m;
   if (Object.hasOwn(m, 'registry')) {
-    throw new TypeError(`${FACTORY}: option metrics."registry" and option "registry" both given; give one`);
+    throw optionError(
+      OPTION_ERRORS.invalid,
+      FACTORY,
+      `${FACTORY}: option metrics."registry" and option "registry" both given; give one`,
+    );
   }
   return { ...m, registry };
 }
@@ -187,17 +203,12 @@ export function resolveEndpointOptions(options: McpEndpointOptions): EndpointCon
   const logger = loggerOption(FACTORY, o.logger, stderrLogger);
   const dispatch = section('dispatch', o.dispatch);
   if (dispatch === undefined) {
-    throw new TypeError(
-      `${FACTORY}: option "dispatch" is required (at least { serverInfo: { name, version } })`,
-    );
+    throw missingOption(FACTORY, 'dispatch', 'at least { serverInfo: { name, version } }');
   }
-  for (const [name, where] of MOVED_FROM_DISPATCH) {
-    if (Object.hasOwn(dispatch, name))
-      throw new TypeError(
-        `${FACTORY}: option dispatch."${name}" belongs at ${where} (one place for every part)`,
-      );
+  movedKeys(FACTORY, dispatch, MOVED_FROM_DISPATCH, 'dispatch.');
+  if (o.handlers === undefined) {
+    throw missingOption(FACTORY, 'handlers', 'the handler objects, e.g. { tools }');
   }
-  if (o.handlers === undefined) throw new TypeError(`${FACTORY}: option "handlers" is required`);
   return {
     auth: resolveAuth(o.auth),
     handlers: optionsObject(FACTORY, o.handlers, 'option "handlers"'),

@@ -11,7 +11,7 @@
 import { type RemoteJWKSetOptions, createRemoteJWKSet, customFetch, jwksCache } from 'jose';
 import { quiet } from '../auth/chain.js';
 import { log } from '../../core/log.js';
-import { OidcAuthError, clip, describeFailure } from './errors.js';
+import { OidcAuthError, clipValue, describeFailure } from './errors.js';
 import type { JwksCache, KeySource, RemoteJWKSet } from './keys.js';
 import { FACTORY, type OidcConfig, fetchableUrl, parseUrl } from './options.js';
 import type { OidcPhase } from './status.js';
@@ -60,12 +60,12 @@ async function discover(config: OidcConfig): Promise<string> {
     throw fail('did not answer a JSON object');
   const d = doc as Record<string, unknown>;
   if (d.issuer !== issuer) {
-    throw fail(`names issuer ${JSON.stringify(clip(d.issuer))}, expected ${JSON.stringify(issuer)}`);
+    throw fail(`names issuer ${JSON.stringify(clipValue(d.issuer))}, expected ${JSON.stringify(issuer)}`);
   }
   const u = parseUrl(d.jwks_uri);
   if (!u || !fetchableUrl(u, config.allowHttp)) {
     throw fail(
-      `has no usable jwks_uri (${JSON.stringify(clip(d.jwks_uri))}); https is required off loopback`,
+      `has no usable jwks_uri (${JSON.stringify(clipValue(d.jwks_uri))}); https is required off loopback`,
     );
   }
   return u.href;

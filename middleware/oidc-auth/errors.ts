@@ -4,6 +4,7 @@
  * @see docs/middleware/oidc-auth.md
  */
 import { McpwareError } from '../../lib/errors.js';
+import { clip } from '../../lib/clip.js';
 
 /** What went wrong, as a stable string: match on it, never on the message. */
 export type OidcAuthErrorCode =
@@ -51,9 +52,9 @@ export function describeFailure(err: unknown): string {
 }
 
 /** A value seen in a token or a document, cut to a size fit for a log line. */
-export function clip(v: unknown): unknown {
-  if (typeof v === 'string') return v.length > 128 ? v.slice(0, 128) + '…' : v;
-  if (Array.isArray(v)) return v.slice(0, 10).map(clip);
+export function clipValue(v: unknown): unknown {
+  if (typeof v === 'string') return clip(v, 128);
+  if (Array.isArray(v)) return v.slice(0, 10).map(clipValue);
   if (typeof v === 'number' || typeof v === 'boolean' || v === null || v === undefined) return v;
   return `[${typeof v}]`;
 }

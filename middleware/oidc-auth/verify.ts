@@ -14,7 +14,7 @@ import { checkAudience, hasAnyRole, identityOf, missingScopes, peekJwt } from '.
 import { escapeIdentity } from '../../lib/sanitize.js';
 import type { AuthDecision } from '../auth/chain.js';
 import type { Principal } from '../../core/types.js';
-import { clip } from './errors.js';
+import { clipValue } from './errors.js';
 import type { Discovery } from './discovery.js';
 import { KeysUnavailable } from './keys.js';
 import { OIDC_METHOD, type VerifyConfig } from './options.js';
@@ -29,7 +29,7 @@ const SUB_CAP = 160;
  * so ` victim` and `victim` never read alike; anything but a string is clipped.
  */
 function shownSub(v: unknown): unknown {
-  return typeof v === 'string' ? escapeIdentity(v, SUB_CAP) : clip(v);
+  return typeof v === 'string' ? escapeIdentity(v, SUB_CAP) : clipValue(v);
 }
 
 /** The refusal for an error thrown by `jwtVerify`; anything jose did not throw is rethrown (a 500). */
@@ -72,7 +72,12 @@ function decideClaims(config: VerifyConfig, payload: JWTPayload, seen: Seen): Au
       kind: 'refuse',
       outcome: 'invalid',
       why: aud.reason,
-      detail: { ...seen, aud: clip(payload.aud), azp: clip(payload.azp), expected: audience ?? clientId },
+      detail: {
+        ...seen,
+        aud: clipValue(payload.aud),
+        azp: clipValue(payload.azp),
+        expected: audience ?? clientId,
+      },
     };
   }
   const id = identityOf(payload, config.mapping);
@@ -83,7 +88,12 @@ function decideClaims(config: VerifyConfig, payload: JWTPayload, seen: Seen): Au
       kind: 'refuse',
       outcome: 'forbidden',
       why: 'missing_role',
-      detail: { sub: shownSub(id.userId), roles: clip(id.roles), groups: clip(id.groups), requiredRoles },
+      detail: {
+        sub: shownSub(id.userId),
+        roles: clipValue(id.roles),
+        groups: clipValue(id.groups),
+        requiredRoles,
+      },
     };
   }
   if (missingScopes(id.scopes, requiredScopes).length > 0) {
@@ -91,7 +101,7 @@ function decideClaims(config: VerifyConfig, payload: JWTPayload, seen: Seen): Au
       kind: 'refuse',
       outcome: 'forbidden',
       why: 'missing_scope',
-      detail: { sub: shownSub(id.userId), scopes: clip(id.scopes), requiredScopes },
+      detail: { sub: shownSub(id.userId), scopes: clipValue(id.scopes), requiredScopes },
       scope: requiredScopes,
     };
   }
@@ -118,7 +128,11 @@ export function createVerifier(
     const peek = peekJwt(token);
     if (!peek.ok) return { kind: 'pass', why: 'not_a_jwt' };
     if (peek.payload.iss !== config.issuer) return { kind: 'pass', why: 'other_issuer' };
-    const seen = { alg: clip(peek.header.alg), kid: clip(peek.header.kid), sub: shownSub(peek.payload.sub) };
+    const seen = {
+      alg: clipValue(peek.header.alg),
+      kid: clipValue(peek.header.kid),
+      sub: shownSub(peek.payload.sub),
+    };
     if (!(await discovery.whenReady())) {
       const why = `not_ready:${discovery.phase}`;
       return { kind: 'refuse', outcome: 'unavailable', why, detail: { issuer: config.issuer } };

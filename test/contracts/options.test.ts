@@ -175,6 +175,12 @@ describe('option errors name their docs and carry a code', () => {
     expect(codeOf(() => parse({ limt: 1 } as never))).toBe('ERR_MCPWARE_UNKNOWN_OPTION');
     expect(codeOf(() => methodGuard({ allowOptions: 'yes' } as never))).toBe('ERR_MCPWARE_INVALID_OPTION');
     expect(codeOf(() => methodGuard(5 as never))).toBe('ERR_MCPWARE_INVALID_OPTION');
+    expect(codeOf(() => mcpEndpoint({ auth: { apiKeys: [key] }, handlers: {} } as never))).toBe(
+      'ERR_MCPWARE_MISSING_OPTION',
+    );
+    expect(
+      codeOf(() => dispatch({ anonymous: true, handlers: {}, serverInfo, maxListenStreams: 3 } as never)),
+    ).toBe('ERR_MCPWARE_MOVED_OPTION');
   });
 
   test('the troubleshooting page lists every code', () => {

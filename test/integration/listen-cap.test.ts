@@ -50,14 +50,13 @@ describe.each(PLATFORMS)('on %s', (platform: Platform) => {
   const open: Stream[] = [];
   let nextId = 1;
 
-  async function serveWith(before: Middleware[], o: Partial<DispatchOptions> = {}): Promise<void> {
+  async function serveWith(before: Middleware[], streams: DispatchOptions['streams'] = {}): Promise<void> {
     mcp = dispatch({
       anonymous: true,
       handlers: { tools: new ToolRegistry() },
       serverInfo: { name: 'listen-cap', version: '1' },
-      listenKeepAliveMs: 0,
+      streams: { keepAliveMs: 0, ...streams },
       logger: quiet,
-      ...o,
     });
     seen = [];
     const record: Middleware = (req, res, next) => {

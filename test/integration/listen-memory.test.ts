@@ -105,7 +105,7 @@ describe.each(PLATFORMS)('the bounds of a listen filter on %s', (platform) => {
         handlers: { tools, resources },
         serverInfo: { name: 'bounds', version: '1' },
         capabilities: { tools: { listChanged: true } },
-        keepAliveMs: 0,
+        streams: { keepAliveMs: 0 },
       }),
     ]);
     url = `${s.base}/mcp`;

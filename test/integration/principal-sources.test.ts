@@ -11,7 +11,7 @@ import type TransportStream from 'winston-transport';
 import { apiKeyAuth, hashKey } from '../../middleware/api-key-auth/index';
 import { audit } from '../../middleware/audit/index';
 import { authenticate } from '../../middleware/auth/index';
-import { dispatch } from '../../middleware/dispatch/index';
+import { type DispatchOptions, dispatch } from '../../middleware/dispatch/index';
 import { type LimitsOptions, limits } from '../../middleware/limits/index';
 import { metrics } from '../../middleware/metrics/index';
 import { oidcAuth } from '../../middleware/oidc-auth/index';
@@ -83,7 +83,7 @@ interface App {
 /** The chain: authentication (API key, then OIDC), parse, what the test adds, limits, dispatch. */
 async function start(
   platform: Platform,
-  o: { limits?: LimitsOptions; before?: Middleware[]; dispatch?: { maxListenStreamsPerPrincipal?: number } },
+  o: { limits?: LimitsOptions; before?: Middleware[]; dispatch?: Pick<DispatchOptions, 'streams'> },
 ): Promise<App> {
   let gate = deferred();
   let holding = 0;
@@ -244,7 +244,7 @@ describe.each(PLATFORMS)('on %s', (platform) => {
     });
 
   test('the API key of alice and an OIDC token for alice hold separate listen-stream slots', async () => {
-    const app = await run({ dispatch: { maxListenStreamsPerPrincipal: 1 } });
+    const app = await run({ dispatch: { streams: { maxListenStreamsPerPrincipal: 1 } } });
     const viaKey = await openListen(app, 'apiKey');
     expect(viaKey.status).toBe(200);
     const viaOidc = await openListen(app, 'oidc');

@@ -19,8 +19,7 @@ const endpoint = mcpEndpoint({
   },
   dispatch: {
     serverInfo: { name: 'listen-memory', version: '1' },
-    maxListenStreamsPerPrincipal: 0,
-    keepAliveMs: 0,
+    streams: { maxListenStreamsPerPrincipal: 0, keepAliveMs: 0 },
   },
   limits: false,
   logger: quiet,

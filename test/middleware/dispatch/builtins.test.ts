@@ -175,7 +175,12 @@ describe.each(PLATFORMS)('built-in services on %s', (platform) => {
     let s: Stack;
     beforeAll(async () => {
       s = await stack(platform, [
-        dispatch({ anonymous: true, handlers: { tools }, serverInfo: SERVER_INFO, legacyVersions: [] }),
+        dispatch({
+          anonymous: true,
+          handlers: { tools },
+          serverInfo: SERVER_INFO,
+          versions: { legacyVersions: [] },
+        }),
       ]);
     });
     afterAll(() => s.close());

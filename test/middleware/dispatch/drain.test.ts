@@ -81,7 +81,7 @@ async function setup(platform: Platform): Promise<Fixture> {
     anonymous: true,
     handlers: { tools },
     serverInfo: SI,
-    listenKeepAliveMs: 0,
+    streams: { keepAliveMs: 0 },
     logger: { error() {} },
   });
   let server: Server;

@@ -252,7 +252,7 @@ describe.each(PLATFORMS)('MRTR through dispatch() on %s', (platform) => {
       anonymous: true,
       handlers: { tools: fx.tools, prompts: fx.promptsHandler, resources: fx.resourcesHandler },
       serverInfo: SI,
-      requestStateKey: [KEY],
+      inputRequests: { requestStateKey: [KEY] },
     });
     s = await stack(platform, [fakeAuth(), mcp]);
     url = `${s.base}/mcp`;
@@ -530,14 +530,19 @@ describe('MRTR: other rules', () => {
   test('input_required on another method is a server bug; a state signed by a replica with the same key verifies', async () => {
     const fx = setup();
     const a = await stack('node:http', [
-      dispatch({ anonymous: true, handlers: { tools: fx.tools }, serverInfo: SI, requestStateKey: KEY }),
+      dispatch({
+        anonymous: true,
+        handlers: { tools: fx.tools },
+        serverInfo: SI,
+        inputRequests: { requestStateKey: KEY },
+      }),
     ]);
     const b = await stack('node:http', [
       dispatch({
         anonymous: true,
         handlers: { tools: fx.tools },
         serverInfo: SI,
-        requestStateKey: [OTHER, KEY],
+        inputRequests: { requestStateKey: [OTHER, KEY] },
       }),
     ]);
     const c = await stack('node:http', [

@@ -2,7 +2,7 @@
  * Every SSE answer the dispatcher opens writes `: keep-alive` comment frames at the `keepAliveMs` interval, not
  * only listen streams: a tools/call answered as a stream (progress first, then a slow tool) stays busy on the
  * wire until its result, in both eras, so a proxy's idle timeout does not cut it. The timer stops with the
- * stream. `listenKeepAliveMs`, the option's former name, is the same setting.
+ * stream. The option is `streams.keepAliveMs`; its former flat names are refused, naming it.
  */
 import { dispatch } from '../../../middleware/dispatch/index';
 import { ToolRegistry, textResult } from '../../../handlers/tools/index';
@@ -37,7 +37,7 @@ describe.each(PLATFORMS)('keep-alive comments on request-scoped streams, %s', (p
       },
     ],
   });
-  const mcp = dispatch({ anonymous: true, handlers: { tools }, serverInfo: SI, keepAliveMs: 5 });
+  const mcp = dispatch({ anonymous: true, handlers: { tools }, serverInfo: SI, streams: { keepAliveMs: 5 } });
 
   beforeAll(async () => {
     s = await stack(platform, [mcp]);
@@ -71,38 +71,19 @@ describe.each(PLATFORMS)('keep-alive comments on request-scoped streams, %s', (p
   );
 });
 
-describe('keepAliveMs option', () => {
+describe('streams.keepAliveMs option', () => {
   const tools = new ToolRegistry({ tools: [] });
-  test('listenKeepAliveMs is its former name; both given must agree', () => {
-    expect(() =>
-      dispatch({ anonymous: true, handlers: { tools }, serverInfo: SI, keepAliveMs: 0 }),
-    ).not.toThrow();
-    expect(() =>
-      dispatch({ anonymous: true, handlers: { tools }, serverInfo: SI, listenKeepAliveMs: 0 }),
-    ).not.toThrow();
-    expect(() =>
-      dispatch({
-        anonymous: true,
-        handlers: { tools },
-        serverInfo: SI,
-        keepAliveMs: 10,
-        listenKeepAliveMs: 10,
-      }),
-    ).not.toThrow();
-    expect(() =>
-      dispatch({
-        anonymous: true,
-        handlers: { tools },
-        serverInfo: SI,
-        keepAliveMs: 10,
-        listenKeepAliveMs: 20,
-      }),
-    ).toThrow(/^dispatch: option "listenKeepAliveMs"/);
-    expect(() => dispatch({ anonymous: true, handlers: { tools }, serverInfo: SI, keepAliveMs: -1 })).toThrow(
-      /^dispatch: option "keepAliveMs"/,
+  const make = (o: object) => () => dispatch({ anonymous: true, handlers: { tools }, serverInfo: SI, ...o });
+  test('is checked; the flat keepAliveMs and listenKeepAliveMs are refused, naming it', () => {
+    expect(make({ streams: { keepAliveMs: 0 } })).not.toThrow();
+    expect(make({ streams: { keepAliveMs: -1 } })).toThrow(/^dispatch: option "streams.keepAliveMs"/);
+    expect(make({ streams: { keepAliveMS: 1 } })).toThrow(
+      /^dispatch: unknown option streams."keepAliveMS"; did you mean "keepAliveMs"/,
     );
-    expect(() =>
-      dispatch({ anonymous: true, handlers: { tools }, serverInfo: SI, keepAliveMS: 1 } as never),
-    ).toThrow(/did you mean "keepAliveMs"/);
+    for (const old of ['keepAliveMs', 'listenKeepAliveMs']) {
+      expect(make({ [old]: 0 })).toThrow(
+        new RegExp(`^dispatch: option "${old}" belongs at streams.keepAliveMs`),
+      );
+    }
   });
 });

@@ -5,7 +5,7 @@
  * Bare node:http and Express 5.
  */
 import { ChangeFeed } from '../../../handlers/changes/index';
-import { type DispatchMiddleware, dispatch } from '../../../middleware/dispatch/index';
+import { type DispatchMiddleware, type DispatchOptions, dispatch } from '../../../middleware/dispatch/index';
 import { prompts } from '../../../handlers/prompts/index';
 import { memoryResources, resources } from '../../../handlers/resources/index';
 import { ToolRegistry, textResult } from '../../../handlers/tools/index';
@@ -51,8 +51,7 @@ describe.each(PLATFORMS)('subscriptions/listen on %s', (platform) => {
         }),
       },
       serverInfo: SI,
-      listenKeepAliveMs: 5,
-      maxListenStreams: 3,
+      streams: { keepAliveMs: 5, maxListenStreams: 3 },
     });
     s = await stack(platform, [mcp]);
     url = `${s.base}/mcp`;
@@ -189,7 +188,12 @@ describe.each(PLATFORMS)('subscriptions/listen on %s', (platform) => {
 describe('close(): graceful end', () => {
   test('each stream gets its completion result and ends; new listens are refused', async () => {
     const tools = new ToolRegistry({ tools: [tool('x')] });
-    const mcp = dispatch({ anonymous: true, handlers: { tools }, serverInfo: SI, listenKeepAliveMs: 0 });
+    const mcp = dispatch({
+      anonymous: true,
+      handlers: { tools },
+      serverInfo: SI,
+      streams: { keepAliveMs: 0 },
+    });
     const s = await stack('node:http', [mcp]);
     try {
       const url = `${s.base}/mcp`;
@@ -320,30 +324,22 @@ describe('capability checks at construction', () => {
     expect(() =>
       dispatch({ anonymous: true, handlers, serverInfo: SI, legacyLogLevel: 'loud' as never }),
     ).toThrow(/legacyLogLevel/);
-    expect(() => dispatch({ anonymous: true, handlers, serverInfo: SI, listenKeepAliveMs: -1 })).toThrow(
-      /listenKeepAliveMs/,
-    );
-    expect(() => dispatch({ anonymous: true, handlers, serverInfo: SI, maxListenStreams: 1.5 })).toThrow(
-      /maxListenStreams/,
-    );
-    expect(() => dispatch({ anonymous: true, handlers, serverInfo: SI, requestStateTtlMs: 0 })).toThrow(
-      /requestStateTtlMs/,
-    );
-    expect(() => dispatch({ anonymous: true, handlers, serverInfo: SI, requestStateKey: 'short' })).toThrow(
-      /requestStateKey/,
-    );
+    const make = (o: Partial<DispatchOptions>) => () =>
+      dispatch({ anonymous: true, handlers, serverInfo: SI, ...o });
+    expect(make({ streams: { keepAliveMs: -1 } })).toThrow(/"streams.keepAliveMs"/);
+    expect(make({ streams: { maxListenStreams: 1.5 } })).toThrow(/"streams.maxListenStreams"/);
+    expect(make({ inputRequests: { requestStateTtlMs: 0 } })).toThrow(/"inputRequests.requestStateTtlMs"/);
+    expect(make({ inputRequests: { requestStateKey: 'short' } })).toThrow(/"inputRequests.requestStateKey"/);
     // The key itself never appears in the message.
     let message = '';
     try {
-      dispatch({ anonymous: true, handlers, serverInfo: SI, requestStateKey: 'sekrit' });
+      dispatch({ anonymous: true, handlers, serverInfo: SI, inputRequests: { requestStateKey: 'sekrit' } });
     } catch (e) {
       message = (e as Error).message;
     }
     expect(message).toMatch(/requestStateKey.*at least 32 bytes/);
     expect(message).not.toContain('sekrit');
-    expect(() => dispatch({ anonymous: true, handlers, serverInfo: SI, requestStateKey: [] })).toThrow(
-      /requestStateKey/,
-    );
+    expect(make({ inputRequests: { requestStateKey: [] } })).toThrow(/inputRequests.requestStateKey/);
     expect(() => prompts({ changes: {} as never })).toThrow(/changes/);
     expect(() => resources({ changes: 'x' as never })).toThrow(/changes/);
   });

@@ -51,8 +51,18 @@ describe('dispatch() options', () => {
       /option "cache.tools\/list"/,
     ],
     ['logger without error()', make({ logger: {} as never }), /option "logger"/],
-    ['bad modernVersions', make({ modernVersions: ['v2'] }), /option "modernVersions"/],
-    ['no version at all', make({ modernVersions: [], legacyVersions: [] }), /option "modernVersions"/],
+    [
+      'bad modernVersions',
+      make({ versions: { modernVersions: ['v2'] } }),
+      /option "versions.modernVersions"/,
+    ],
+    [
+      'no version at all',
+      make({ versions: { modernVersions: [], legacyVersions: [] } }),
+      /option "versions.modernVersions"/,
+    ],
+    ['versions not an object', make({ versions: [] as never }), /option "versions" must be an object/],
+    ['streams not an object', make({ streams: 5 as never }), /option "streams" must be an object/],
     ['capabilities not an object', make({ capabilities: 'all' as never }), /option "capabilities"/],
     [
       'capabilities.tools not an object',
@@ -82,21 +92,31 @@ describe('dispatch() options', () => {
       make({ handlers: { tools: { list: () => ({}) } } }),
       /part of the tools methods; add tools.call/,
     ],
-    ['a body limit that is not a size', make({ limit: 'huge' }), /option "limit"/],
+    ['a body limit that is not a size', make({ body: { limit: 'huge' } }), /option "limit"/],
     [
       'a negative per-caller listen cap',
-      make({ maxListenStreamsPerPrincipal: -1 }),
-      /option "maxListenStreamsPerPrincipal" must be an integer from 0/,
+      make({ streams: { maxListenStreamsPerPrincipal: -1 } }),
+      /option "streams.maxListenStreamsPerPrincipal" must be an integer from 0/,
     ],
     [
       'a fractional per-caller listen cap',
-      make({ maxListenStreamsPerPrincipal: 1.5 }),
-      /option "maxListenStreamsPerPrincipal"/,
+      make({ streams: { maxListenStreamsPerPrincipal: 1.5 } }),
+      /option "streams.maxListenStreamsPerPrincipal"/,
     ],
     [
       'a per-caller listen cap given as a string',
-      make({ maxListenStreamsPerPrincipal: '10' as never }),
-      /option "maxListenStreamsPerPrincipal"/,
+      make({ streams: { maxListenStreamsPerPrincipal: '10' as never } }),
+      /option "streams.maxListenStreamsPerPrincipal"/,
+    ],
+    [
+      'a legacy input timeout of 0',
+      make({ inputRequests: { inputTimeoutMs: 0 } }),
+      /option "inputRequests.inputTimeoutMs"/,
+    ],
+    [
+      'no input round at all',
+      make({ inputRequests: { maxInputRounds: 0 } }),
+      /option "inputRequests.maxInputRounds"/,
     ],
   ])('%s → TypeError', (_what, build, message) => {
     expect(build).toThrow(TypeError);
@@ -104,14 +124,69 @@ describe('dispatch() options', () => {
   });
 
   test.each([
-    ['maxListenStream', 'maxListenStreams'],
-    ['requestStateKeys', 'requestStateKey'],
     ['serverinfo', 'serverInfo'],
     ['handler', 'handlers'],
+    ['stream', 'streams'],
+    ['inputRequest', 'inputRequests'],
   ])('a misspelt option (%s) is refused, naming %s', (wrong, right) => {
     const build = make({ [wrong]: 1 });
     expect(build).toThrow(TypeError);
     expect(build).toThrow(new RegExp(`^dispatch: unknown option "${wrong}"; did you mean "${right}"\\?`));
+  });
+
+  test.each([
+    ['streams', 'maxListenStream', 'maxListenStreams'],
+    ['inputRequests', 'requestStateKeys', 'requestStateKey'],
+    ['versions', 'modernversion', 'modernVersions'],
+    ['body', 'maxdepth', 'maxDepth'],
+  ])('a misspelt option inside %s (%s) is refused, naming %s', (group, wrong, right) => {
+    const build = make({ [group]: { [wrong]: 1 } });
+    expect(build).toThrow(
+      new RegExp(`^dispatch: unknown option ${group}\\."${wrong}"; did you mean "${right}"\\?`),
+    );
+  });
+
+  // Every flat name of the first layout, and where it is given now.
+  test.each([
+    ['modernVersions', 'versions.modernVersions'],
+    ['legacyVersions', 'versions.legacyVersions'],
+    ['limit', 'body.limit'],
+    ['maxDepth', 'body.maxDepth'],
+    ['keepAliveMs', 'streams.keepAliveMs'],
+    ['listenKeepAliveMs', 'streams.keepAliveMs'],
+    ['maxListenStreams', 'streams.maxListenStreams'],
+    ['maxListenStreamsPerPrincipal', 'streams.maxListenStreamsPerPrincipal'],
+    ['requestStateKey', 'inputRequests.requestStateKey'],
+    ['requestStateTtlMs', 'inputRequests.requestStateTtlMs'],
+    ['inputTimeoutMs', 'inputRequests.inputTimeoutMs'],
+    ['maxInputRounds', 'inputRequests.maxInputRounds'],
+  ])('the flat %s is refused, naming %s', (old, place) => {
+    let thrown: unknown;
+    try {
+      make({ [old]: 1 })();
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toBeInstanceOf(TypeError);
+    expect((thrown as { code?: unknown }).code).toBe('ERR_MCPWARE_MOVED_OPTION');
+    expect((thrown as Error).message).toBe(
+      `dispatch: option "${old}" belongs at ${place} (see docs/middleware/dispatch.md#options)`,
+    );
+  });
+
+  test('the groups build a dispatcher with every setting', () => {
+    const build = make({
+      versions: { modernVersions: ['2026-07-28'], legacyVersions: ['2025-11-25'] },
+      body: { limit: '1mb', maxDepth: 32 },
+      streams: { keepAliveMs: 0, maxListenStreams: 5, maxListenStreamsPerPrincipal: 1 },
+      inputRequests: {
+        requestStateKey: 'k'.repeat(32),
+        requestStateTtlMs: 60_000,
+        inputTimeoutMs: 1000,
+        maxInputRounds: 2,
+      },
+    });
+    expect(typeof build()).toBe('function');
   });
 
   test('capabilities given explicitly may leave out handlers that exist (they are then not answered)', () => {

@@ -5,6 +5,7 @@
  * protection".
  */
 import { Registry } from 'prom-client';
+import request from 'supertest';
 import { hashKey } from '../../../middleware/api-key-auth/index';
 import { mcpEndpoint, type McpEndpointOptions } from '../../../middleware/endpoint/index';
 import { jsonLogger } from '../../support/json-logger';
@@ -96,6 +97,21 @@ describe('mcpEndpoint(): sections', () => {
       'mcpEndpoint: option dispatch."limit" belongs at body.limit',
     ],
     [
+      'the body group inside dispatch',
+      { dispatch: { serverInfo: { name: 't', version: '1' }, body: { limit: '1mb' } } },
+      'mcpEndpoint: option dispatch."body" belongs at body (see docs/middleware/endpoint.md#options)',
+    ],
+    [
+      'a flat dispatch option of the first layout',
+      { dispatch: { serverInfo: { name: 't', version: '1' }, maxListenStreams: 3 } },
+      /^dispatch: option "maxListenStreams" belongs at streams.maxListenStreams/,
+    ],
+    [
+      'a misspelt name in a dispatch group',
+      { dispatch: { serverInfo: { name: 't', version: '1' }, streams: { keepAlive: 0 } } },
+      /^dispatch: unknown option streams."keepAlive"; did you mean "keepAliveMs"/,
+    ],
+    [
       'a registry with metrics off',
       { registry: new Registry(), metrics: false },
       /^mcpEndpoint: option "metrics" must be left out when registry is given/,
@@ -128,5 +144,49 @@ describe('mcpEndpoint(): sections', () => {
     expect(e.parts.metrics).toBeUndefined();
     expect(e.metricsHandler).toBeUndefined();
     expect(e.parts.audit).toBeUndefined();
+  });
+});
+
+describe('mcpEndpoint(): the dispatch groups reach every part', () => {
+  test('dispatch.versions configure classifyRevision() too: a revision left out is refused 400 / -32602', async () => {
+    const endpoint = mcpEndpoint({
+      ...base(),
+      auth: { insecureNoAuth: true },
+      dispatch: { serverInfo: { name: 't', version: '1' }, versions: { legacyVersions: ['2025-11-25'] } },
+    });
+    const post = (version: string) =>
+      request(endpoint)
+        .post('/')
+        .set('Content-Type', 'application/json')
+        .set('Accept', 'application/json, text/event-stream')
+        .set('MCP-Protocol-Version', version)
+        .send({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+    const refused = await post('2025-06-18');
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({
+      id: 1,
+      error: { code: -32602, data: { supported: ['2025-11-25'], requested: '2025-06-18' } },
+    });
+    const served = await post('2025-11-25');
+    expect(served.status).toBe(200);
+  });
+
+  test("the codes of the endpoint's own refusals", () => {
+    const codeOf = (patch: Record<string, unknown>): unknown => {
+      try {
+        withOptions(patch)();
+      } catch (e) {
+        return (e as { code?: unknown }).code;
+      }
+      return undefined;
+    };
+    expect(codeOf({ handlers: undefined })).toBe('ERR_MCPWARE_MISSING_OPTION');
+    expect(codeOf({ auth: {} })).toBe('ERR_MCPWARE_MISSING_OPTION');
+    expect(codeOf({ dispatch: { serverInfo: { name: 't', version: '1' }, logger: quiet } })).toBe(
+      'ERR_MCPWARE_MOVED_OPTION',
+    );
+    expect(codeOf({ registry: new Registry(), metrics: { registry: new Registry() } })).toBe(
+      'ERR_MCPWARE_INVALID_OPTION',
+    );
   });
 });
