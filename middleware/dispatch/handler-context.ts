@@ -63,7 +63,7 @@ export interface Call extends RoundScope {
 export function openCall(reply: Reply, route: Route): Call {
   const { res, mcp, era, locals } = reply;
   const ac = new LazyAbort();
-  // 'close' is emitted once: a plain listener, without once()'s wrapper.
+  // A response emits 'close' once.
   res.on('close', () => {
     if (!res.writableFinished) ac.abort(new Error('The client went away'));
   });

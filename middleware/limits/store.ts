@@ -78,7 +78,7 @@ export function releaseBeforeAnswer<R extends { readonly ticket?: { readonly hel
   request: R,
   settle: (request: R) => PromiseLike<void> | void,
 ): void {
-  // 'close' is emitted once: a plain listener, without once()'s wrapper.
+  // A response emits 'close' once.
   res.on('close', () => void settle(request));
   const end = res.end as (this: ServerResponse, ...args: unknown[]) => ServerResponse;
   const wrapped = function (this: ServerResponse, ...args: unknown[]): ServerResponse {
