@@ -26,7 +26,7 @@ import http, {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type request from 'supertest';
-import type { RequestId } from '../lib/errors.js';
+import type { Era, RequestId } from '../lib/errors.js';
 import type { JsonObject } from '../lib/jsonrpc.js';
 import { META } from '../lib/meta.js';
 import { LATEST_LEGACY_VERSION, LATEST_MODERN_VERSION } from '../lib/revisions.js';
@@ -35,7 +35,8 @@ import { type ParamHeader, paramHeaderValues, paramHeaders } from '../lib/xmcphe
 import { boolOption, knownKeys, oneOf, optionsObject, stringOption } from '../core/options.js';
 import { isJsonObject } from '../lib/json.js';
 
-export type Era = 'modern' | 'legacy';
+/** The era a request is sent in: the same type as the library's. */
+export type { Era };
 
 type Supertest = typeof request;
 let supertest: Supertest | undefined;
