@@ -136,7 +136,8 @@ export type {
   InputRequiredRequest,
   InputRequiredResult,
 } from './core/contract.js';
-export type { Awaitable, Completer, ContentAnnotations, Icon } from './handlers/shared.js';
+export type { Awaitable } from './core/maybe-promise.js';
+export type { Completer, ContentAnnotations, Icon } from './handlers/shared.js';
 export {
   ToolRegistry,
   audioBlock,

@@ -13,8 +13,8 @@ export function isThenable(v: unknown): v is PromiseLike<unknown> {
   );
 }
 
-/** A value, or a promise of it. */
-export type MaybePromise<T> = T | Promise<T>;
+/** A value, or a promise of it: hooks, sources and stores may answer at once or later. */
+export type Awaitable<T> = T | Promise<T>;
 
 /** `f(value)`: at once for a plain value, once it settles for a promise. */
 export function then<T, R>(value: T | PromiseLike<T>, f: (v: T) => R | PromiseLike<R>): R | Promise<R> {

@@ -10,9 +10,6 @@ import { type ChangeFeed, isChangeFeed } from './changes/index.js';
 import type { CacheHint, CallContext } from '../core/contract.js';
 import { badOption } from '../core/options.js';
 
-/** A value or a promise of it: sources may be synchronous or not. */
-export type Awaitable<T> = T | Promise<T>;
-
 /** MCP `Annotations` of a resource or a content block: who it is for, how important, when it last changed. */
 export interface ContentAnnotations {
   audience?: ('user' | 'assistant')[];

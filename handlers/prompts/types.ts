@@ -8,7 +8,8 @@ import type { JsonObject } from '../../lib/jsonrpc.js';
 import type { InputRequiredResult } from '../../lib/mrtr.js';
 import { CHANGES, type ChangeFeed } from '../changes/index.js';
 import type { CacheHint, CallContext } from '../../core/contract.js';
-import { type Awaitable, COMPLETER, type Completer, type Icon } from '../shared.js';
+import type { Awaitable } from '../../core/maybe-promise.js';
+import { COMPLETER, type Completer, type Icon } from '../shared.js';
 
 export interface PromptArgument {
   name: string;

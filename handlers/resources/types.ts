@@ -9,7 +9,8 @@ import type { ResourceBody, ResourceContents } from '../../lib/content.js';
 import type { InputRequiredResult } from '../../lib/mrtr.js';
 import { CHANGES, type ChangeFeed } from '../changes/index.js';
 import type { CacheHint, CallContext } from '../../core/contract.js';
-import { type Awaitable, COMPLETER, type Completer, type ContentAnnotations, type Icon } from '../shared.js';
+import type { Awaitable } from '../../core/maybe-promise.js';
+import { COMPLETER, type Completer, type ContentAnnotations, type Icon } from '../shared.js';
 
 /** A resource as `resources/list` shows it (MCP `Resource`; a tool's `resource_link` block is one too). */
 export interface ResourceEntry {

@@ -8,7 +8,8 @@ import type { JsonObject } from '../../lib/jsonrpc.js';
 import type { InputRequiredResult } from '../../lib/mrtr.js';
 import type { CallContext } from '../../core/contract.js';
 import type { ResourceEntry } from '../resources/types.js';
-import type { Awaitable, ContentAnnotations } from '../shared.js';
+import type { Awaitable } from '../../core/maybe-promise.js';
+import type { ContentAnnotations } from '../shared.js';
 import type { Logger } from '../../core/types.js';
 
 export type { ContentAnnotations };

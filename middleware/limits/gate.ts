@@ -15,7 +15,7 @@ import {
   retryAfterSeconds,
 } from '../../lib/limits.js';
 import { principalKey } from '../../lib/principal.js';
-import { type MaybePromise, isThenable } from '../../core/maybe-promise.js';
+import { type Awaitable, isThenable } from '../../core/maybe-promise.js';
 import { type EarlyRefusalLocals, ON_EARLY_REFUSAL, localsOf, sendRefusal } from '../../core/respond.js';
 import type { Limiter, Verdict } from './limiter.js';
 import type { LimitsConfig } from './options.js';
@@ -119,7 +119,7 @@ export class Gate {
    */
   private readonly countEarly = (req: IncomingMessage): void => {
     const key = principalKey(req.locals?.principal);
-    let verdict: MaybePromise<Verdict>;
+    let verdict: Awaitable<Verdict>;
     try {
       verdict = this.limiter.admit(key, false);
     } catch {

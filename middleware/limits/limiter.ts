@@ -8,7 +8,7 @@ import { McpwareError } from '../../lib/errors.js';
 import { randomBytes } from 'node:crypto';
 import { BUDGET_WINDOW_SECONDS, type LimitReason, RPM_WINDOW_SECONDS } from '../../lib/limits.js';
 import { log } from '../../core/log.js';
-import { type MaybePromise, isThenable } from '../../core/maybe-promise.js';
+import { type Awaitable, isThenable } from '../../core/maybe-promise.js';
 import type { Logger } from '../../core/types.js';
 import { type MemoryStore, createMemoryStore } from './memory-store.js';
 import type { LimitsConfig, LimitsHooks } from './options.js';
@@ -64,7 +64,7 @@ export interface OutageOptions {
 
 export interface Limiter {
   /** The checks of one request for `key` (see {@link LimitsStore.admit}); `slots` false takes no slot. */
-  admit(key: string, slots: boolean): MaybePromise<Verdict>;
+  admit(key: string, slots: boolean): Awaitable<Verdict>;
   /**
    * Give the ticket's slots back where they were taken and add `chargeMs` to the key's budget; never throws. A
    * release lost in an outage is reported (the slots' leases run out); its charge goes to the insurance. When
@@ -145,7 +145,7 @@ export function createLimiter(primary: LimitsStore, outage?: OutageOptions): Lim
    */
   const guarded = async <T>(
     o: OutageOptions,
-    op: (s: LimitsStore) => MaybePromise<T>,
+    op: (s: LimitsStore) => Awaitable<T>,
     onTimeout?: () => void,
   ): Promise<T> => {
     let err: Error | undefined;

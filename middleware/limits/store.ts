@@ -5,7 +5,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { LimitReason } from '../../lib/limits.js';
-import type { MaybePromise } from '../../core/maybe-promise.js';
+import type { Awaitable } from '../../core/maybe-promise.js';
 
 /** A fixed window: it opens at a key's first count and ends `seconds` later; the next count opens a new one. */
 export interface WindowSpec {
@@ -55,13 +55,13 @@ export interface LimitsStore {
    * them: later checks take nothing and the slots earlier ones took are given back. `slots` false: no
    * concurrency slot is taken (a long-lived stream, or a request refused before its admission, counted).
    */
-  admit(key: string, token: string, slots: boolean): MaybePromise<AdmitResult>;
+  admit(key: string, token: string, slots: boolean): Awaitable<AdmitResult>;
   /**
    * Give back the `held` slots of `token` and add `chargeMs` of work to the key's budget window. A promise
    * resolves once the store has applied the release; the call itself is sent before `release` returns (never
    * queued behind another call).
    */
-  release(key: string, token: string, held: Held, chargeMs: number): MaybePromise<void>;
+  release(key: string, token: string, held: Held, chargeMs: number): Awaitable<void>;
 }
 
 export const NO_SLOTS: Held = Object.freeze({ user: false, global: false });
