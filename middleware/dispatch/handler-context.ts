@@ -13,6 +13,7 @@ import { missingCapabilities } from '../../lib/mrtr.js';
 import { principalKey } from '../../lib/principal.js';
 import { DEFAULT_LEGACY_VERSION, negotiateVersion } from '../../lib/revisions.js';
 import type { Route } from '../../lib/routing.js';
+import { addCharge } from '../../core/charge.js';
 import type { CallContext } from '../../core/contract.js';
 import type { Logger, RequestLocals } from '../../core/types.js';
 import {
@@ -147,10 +148,7 @@ export class HandlerContext implements CallContext {
 
   get charge(): (ms: number) => void {
     const locals = this.locals;
-    return (ms) => {
-      if (typeof ms !== 'number' || !Number.isFinite(ms)) return;
-      locals.chargedMs = (locals.chargedMs ?? 0) + ms;
-    };
+    return (ms) => addCharge(locals, ms);
   }
 
   get progress(): CallContext['progress'] {

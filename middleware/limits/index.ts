@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { InflightScope } from '../../lib/limits.js';
+import { addCharge } from '../../core/charge.js';
 import { log } from '../../core/log.js';
 import { localsOf } from '../../core/respond.js';
 import { mountOrderCheck } from '../../core/mount-order.js';
@@ -62,9 +63,7 @@ export type LimitsMiddleware = Middleware & {
  * ```
  */
 export function charge(req: IncomingMessage, ms: number): void {
-  if (typeof ms !== 'number' || !Number.isFinite(ms)) return;
-  const locals = localsOf(req);
-  locals.chargedMs = (locals.chargedMs ?? 0) + ms;
+  addCharge(localsOf(req), ms);
 }
 
 /**
