@@ -28,6 +28,7 @@ import { stderrLogger } from '../../core/respond.js';
 import type { Logger, Middleware } from '../../core/types.js';
 import { type Feeds, feedsOf, resolveCapabilities } from './capabilities.js';
 import { type RouteTable, buildTable } from './route-table.js';
+import { isJsonObject } from '../../lib/json.js';
 
 /** The revisions served: the same object `classifyRevision()` and `checkHeaders()` take (`{ ...versions }`). */
 export type DispatchVersionOptions = Omit<ClassifyRevisionOptions, 'logger'>;
@@ -211,9 +212,6 @@ export const MOVED: ReadonlyMap<string, string> = new Map([
   ...INPUT_REQUESTS.map((k) => [k, `inputRequests.${k}`] as const),
 ]);
 
-const isObj = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v);
-
 /** One group of options: an object when given (`{}` when not), with no name outside `known`. */
 function group<T extends object>(value: T | undefined, name: string, known: readonly string[]): T {
   const g = optionsObject(DISPATCH, value, `option "${name}"`);
@@ -321,7 +319,7 @@ function checkStateKeys(v: unknown): Uint8Array[] {
 
 function checkServerInfo(v: unknown): Readonly<Implementation> {
   if (
-    !isObj(v) ||
+    !isJsonObject(v) ||
     typeof v.name !== 'string' ||
     v.name === '' ||
     typeof v.version !== 'string' ||
@@ -339,7 +337,7 @@ function checkServerInfo(v: unknown): Readonly<Implementation> {
 function checkCacheOption(v: unknown): Map<string, CacheHint> {
   const out = new Map<string, CacheHint>();
   if (v === undefined) return out;
-  if (!isObj(v))
+  if (!isJsonObject(v))
     throw badOption(DISPATCH, 'cache', v, 'an object mapping cacheable methods to { ttlMs, cacheScope }');
   for (const method of Object.keys(v)) {
     if (!CACHEABLE_METHODS.includes(method)) {
@@ -352,7 +350,7 @@ function checkCacheOption(v: unknown): Map<string, CacheHint> {
     }
     const h = v[method];
     if (
-      !isObj(h) ||
+      !isJsonObject(h) ||
       typeof h.ttlMs !== 'number' ||
       !Number.isSafeInteger(h.ttlMs) ||
       h.ttlMs < 0 ||
