@@ -5,6 +5,8 @@
  */
 import { ErrorCode, McpError } from '../lib/errors.js';
 import { type Page, paginate } from '../lib/cursor.js';
+import { isValidCacheHint } from '../lib/encode.js';
+import { isJsonObject } from '../lib/json.js';
 import type { JsonObject } from '../lib/jsonrpc.js';
 import { type ChangeFeed, isChangeFeed } from './changes/index.js';
 import type { CacheHint, CallContext } from '../core/contract.js';
@@ -68,15 +70,8 @@ export function checkPageSize(factory: string, option: string, v: unknown): numb
  */
 export function checkCache(factory: string, v: unknown, perCaller = false): CacheHint | undefined {
   if (v === undefined) return undefined;
-  const o = v as Partial<CacheHint> | null;
-  if (
-    o === null ||
-    typeof o !== 'object' ||
-    typeof o.ttlMs !== 'number' ||
-    !Number.isSafeInteger(o.ttlMs) ||
-    o.ttlMs < 0 ||
-    (o.cacheScope !== 'public' && o.cacheScope !== 'private')
-  ) {
+  const o = v as CacheHint;
+  if (!isJsonObject(v) || !isValidCacheHint(v.ttlMs, v.cacheScope)) {
     throw badOption(factory, 'cache', v, "{ ttlMs: integer ≥ 0, cacheScope: 'public' | 'private' }");
   }
   // A list a `visible` hook filters per caller must not be shared through a public cache.

@@ -107,7 +107,8 @@ export type EncodeTextResult =
 
 const INPUT_REQUIRED = new Set(INPUT_REQUIRED_METHODS.map(routeKey));
 
-function validHint(ttl: unknown, scope: unknown): boolean {
+/** The rule for a cache hint, wherever one is given: `ttlMs` an integer ≥ 0 and `cacheScope` public or private. */
+export function isValidCacheHint(ttl: unknown, scope: unknown): boolean {
   return (
     typeof ttl === 'number' &&
     Number.isSafeInteger(ttl) &&
@@ -182,7 +183,7 @@ function modernResult(
   if (resultType === 'complete' && isCacheableRoute(input.routeKey ?? routeKey(input.method))) {
     let hint: CacheHint;
     if (ttlMs !== undefined || cacheScope !== undefined) {
-      if (!validHint(ttlMs, cacheScope)) {
+      if (!isValidCacheHint(ttlMs, cacheScope)) {
         return {
           ok: false,
           reason: 'bad_cache_hint',

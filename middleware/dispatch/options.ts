@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type CacheHint, type Implementation, deepFreeze } from '../../lib/encode.js';
+import { type CacheHint, type Implementation, deepFreeze, isValidCacheHint } from '../../lib/encode.js';
 import { LOG_LEVELS, type LogLevel } from '../../lib/meta.js';
 import { MIN_STATE_KEY_BYTES } from '../../lib/mrtr.js';
 import { CACHEABLE_METHODS, routeKey } from '../../lib/routing.js';
@@ -349,13 +349,7 @@ function checkCacheOption(v: unknown): Map<string, CacheHint> {
       );
     }
     const h = v[method];
-    if (
-      !isJsonObject(h) ||
-      typeof h.ttlMs !== 'number' ||
-      !Number.isSafeInteger(h.ttlMs) ||
-      h.ttlMs < 0 ||
-      (h.cacheScope !== 'public' && h.cacheScope !== 'private')
-    ) {
+    if (!isJsonObject(h) || !isValidCacheHint(h.ttlMs, h.cacheScope)) {
       throw badOption(
         DISPATCH,
         `cache.${method}`,
@@ -363,7 +357,10 @@ function checkCacheOption(v: unknown): Map<string, CacheHint> {
         "{ ttlMs: integer ≥ 0, cacheScope: 'public' | 'private' }",
       );
     }
-    out.set(routeKey(method), { ttlMs: h.ttlMs, cacheScope: h.cacheScope });
+    out.set(routeKey(method), {
+      ttlMs: h.ttlMs as number,
+      cacheScope: h.cacheScope as CacheHint['cacheScope'],
+    });
   }
   return out;
 }
