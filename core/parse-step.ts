@@ -10,11 +10,21 @@ import { type JsonObject, type ParseResult, isBatchBytes, parseMessage, parseVal
 import { META } from '../lib/meta.js';
 import { type ClassifyOptions, type ClassifyResult, classifyEnvelope } from '../lib/classify.js';
 import { type McpRequest, toMcpRequest } from '../lib/request.js';
-import { ACCEPTED_CODINGS, type BodyCoding, bodyCoding, decodeBody } from './body-coding.js';
+import { ACCEPTED_CODINGS } from './body-coding.js';
+import {
+  type BodyState,
+  DEFAULT_BODY_LIMIT,
+  bodyStarted,
+  parseByteSize,
+  stateIfAny as bodyStateIfAny,
+  stateOf as bodyStateOf,
+  readBody,
+  releaseBody,
+} from './body.js';
 import { localsOf, sendInternalError, sendRefusal } from './respond.js';
-import type { Logger, RequestLocals } from './types.js';
+import type { Logger } from './types.js';
 
-export const DEFAULT_BODY_LIMIT = 4 * 1024 * 1024;
+export { DEFAULT_BODY_LIMIT, parseByteSize } from './body.js';
 
 export interface BodyOptions {
   /** Largest body accepted, in bytes (or a string such as `'4mb'`, `'512kb'`). Default 4 MiB. */
@@ -28,66 +38,34 @@ interface ResolvedBodyOptions {
   maxDepth: number;
 }
 
-/** Who waits for the raw body: called with it (or the refusal) and the request. */
-type RawWaiter = (raw: Buffer | Refusal, req: IncomingMessage) => void;
+/** An exception the parse step hit, handed on for the caller to answer (-32603) or reject with. */
+type Failure = { error: unknown };
 
 /** What the shared parse step hands to those waiting for it: the result, or the exception it hit. */
-type ParseWaiter = (result: McpRequest | Refusal | undefined, failure?: { error: unknown }) => void;
+type ParseWaiter = (result: McpRequest | Refusal | undefined, failure?: Failure) => void;
 
-/**
- * Internal per-request state, under a registered symbol so two copies of the package still share it. It is kept
- * in `req.locals`, not on the request itself: under Express (which swaps the request's prototype) every property
- * added to a request object makes it a new hidden class, with a map and descriptor copy that the garbage
- * collector must then also trace; the locals object is mcpware's own, created with the same shape every time.
- */
-interface State {
-  /** The raw body once read (or the refusal), and those waiting while it is read. */
-  rawDone?: Buffer | Refusal;
-  rawWaiters?: RawWaiter[];
-  /** While the body is read: its chunks so far, their size, the limit and the coding to decode once in. */
-  chunks?: Buffer[];
-  size?: number;
-  limit?: number;
-  coding?: Exclude<BodyCoding, 'identity'>;
-  /** The options the shared parse step runs with (read once the body is in). */
+/** What the batch check hands on: whether the body is a batch (or the refusal reading it met), or an exception. */
+type BatchWaiter = (batch: boolean | Refusal | undefined, failure?: Failure) => void;
+
+/** The per-request state: the body reader's part (see body.ts, which keeps it) and the parse step's. */
+interface State extends BodyState {
+  /** The options the parse step runs with (read once the body is in). */
   parseOpts?: ResolvedBodyOptions;
-  raw?: Promise<Buffer | Refusal>;
-  /** The parse step's waiters while it runs; `parsed` is made only for promise callers. */
+  /** Those waiting while the parse step runs. */
   parseWaiters?: ParseWaiter[];
-  parsed?: Promise<McpRequest | Refusal>;
   /** What the parse step came to, once it has: lets later middlewares go on synchronously (see parsed). */
   done?: McpRequest | Refusal;
   /** The exception the parse step hit, if it did. */
-  failed?: { error: unknown };
+  failed?: Failure;
   classified?: ClassifyResult;
 }
-const STATE = Symbol.for('mcpware.state');
+const stateOf = bodyStateOf as (req: IncomingMessage) => State;
+const stateIfAny = bodyStateIfAny as (req: IncomingMessage) => State | undefined;
 type WithState = IncomingMessage & { body?: unknown; _body?: boolean };
-type LocalsWithState = RequestLocals & { [STATE]?: State };
 
-function stateOf(req: IncomingMessage): State {
-  return ((localsOf(req) as LocalsWithState)[STATE] ??= {});
-}
-
-/**
- * The state of a body read in progress, for the stream's listeners: `undefined` when there is none, which only
- * happens when something replaced `req.locals` while the body was being read (the listeners then do nothing
- * rather than throw inside the stream).
- */
-function readingState(req: IncomingMessage): State | undefined {
-  const st = (req.locals as LocalsWithState | undefined)?.[STATE];
-  return st?.chunks === undefined && st?.rawDone === undefined ? undefined : st;
-}
-
-const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 * 1024, gb: 1024 * 1024 * 1024 };
-
-/** Parse a byte size option: a non-negative integer, or `'<n><unit>'` with b/kb/mb/gb. */
-export function parseByteSize(v: number | string): number | undefined {
-  if (typeof v === 'number') return Number.isSafeInteger(v) && v > 0 ? v : undefined;
-  const m = /^(\d{1,12}(?:\.\d{1,6})?)\s?(b|kb|mb|gb)$/i.exec(v.trim());
-  if (!m) return undefined;
-  const n = Math.floor(Number(m[1]) * UNITS[m[2]!.toLowerCase()]!);
-  return n > 0 ? n : undefined;
+/** True once the parse step has started (or finished). */
+function parseStarted(st: State): boolean {
+  return st.done !== undefined || st.parseWaiters !== undefined || st.failed !== undefined;
 }
 
 export function resolveBodyOptions(factory: string, opts: BodyOptions): ResolvedBodyOptions {
@@ -118,7 +96,9 @@ export function resolveBodyOptions(factory: string, opts: BodyOptions): Resolved
 
 const DEFAULTS: ResolvedBodyOptions = { limit: DEFAULT_BODY_LIMIT, maxDepth: 64 };
 
-/** True for `application/json` with any parameters (charset must be UTF-8 when given). */
+/**
+ * True for `application/json` with any parameters (charset must be UTF-8 when given).
+ */
 export function isJsonContentType(ct: string | undefined): boolean {
   if (!ct) return false;
   const semi = ct.indexOf(';');
@@ -140,151 +120,37 @@ function preParsed(req: WithState): boolean {
  * mcpware itself has started reading or parsing it.
  */
 export function bodyReadElsewhere(req: IncomingMessage): boolean {
-  const st = (req.locals as LocalsWithState | undefined)?.[STATE];
-  if (
-    st !== undefined &&
-    (st.rawDone !== undefined ||
-      st.rawWaiters !== undefined ||
-      st.done !== undefined ||
-      st.parseWaiters !== undefined ||
-      st.failed !== undefined)
-  )
-    return false;
+  const st = stateIfAny(req);
+  if (st !== undefined && (bodyStarted(st) || parseStarted(st))) return false;
   return (req as WithState)._body === true || req.readableEnded;
-}
-
-/**
- * Read the raw body under the limit and hand it to `cb`, synchronously from the stream's `end` event (or at once
- * when it was read before). A body in a content coding is decoded first, the limit holding for the bytes sent
- * and for the bytes decoded; `cb` then runs once it is decoded. Shared: the first caller reads, later ones wait
- * for the same bytes. Callbacks must not throw. A callback rather than a promise: the hot path (parse, then the
- * next middleware) makes no promise and waits for no microtask. The stream's listeners are shared functions
- * that find the read's state through the request (`this`, its `req.locals`): a request makes no closure for
- * them.
- */
-function readBody(req: IncomingMessage, opts: ResolvedBodyOptions, cb: RawWaiter): void {
-  const st = stateOf(req);
-  if (st.rawDone !== undefined) return cb(st.rawDone, req);
-  if (st.rawWaiters) {
-    st.rawWaiters.push(cb);
-    return;
-  }
-  st.rawWaiters = [cb];
-  const headers = req.headers;
-  const coding = bodyCoding(headers['content-encoding']);
-  if (typeof coding !== 'string') return settleRaw(req, st, coding);
-  const declared = headers['content-length'];
-  if (declared !== undefined) {
-    const n = Number(declared);
-    if (Number.isFinite(n) && n > opts.limit) {
-      return settleRaw(
-        req,
-        st,
-        refusal('body_too_large', { message: `Request body exceeds ${opts.limit} bytes` }),
-      );
-    }
-  }
-  if (req.readableEnded) {
-    return settleRaw(req, st, refusal('body_unreadable', { message: 'Request body was already consumed' }));
-  }
-  st.chunks = [];
-  st.size = 0;
-  st.limit = opts.limit;
-  if (coding !== 'identity') st.coding = coding;
-  req.on('data', onBodyData);
-  req.on('end', onBodyEnd);
-  req.on('error', onBodyError);
-  req.on('aborted', onBodyAborted);
-}
-
-function settleRaw(req: IncomingMessage, st: State, v: Buffer | Refusal): void {
-  st.rawDone = v;
-  st.chunks = undefined;
-  const waiters = st.rawWaiters!;
-  st.rawWaiters = undefined;
-  for (const w of waiters) w(v, req);
-}
-
-/** The read ends early (too large, an error, an abort): the listeners come off, the waiters get `v`. */
-function stopReading(req: IncomingMessage, v: Refusal): void {
-  const st = readingState(req);
-  if (st === undefined || st.rawDone !== undefined) return;
-  req.removeListener('data', onBodyData);
-  req.removeListener('end', onBodyEnd);
-  req.removeListener('error', onBodyError);
-  req.removeListener('aborted', onBodyAborted);
-  settleRaw(req, st, v);
-}
-
-function onBodyData(this: IncomingMessage, chunk: Buffer): void {
-  const st = readingState(this);
-  if (st === undefined || st.rawDone !== undefined) return;
-  const size = (st.size = st.size! + chunk.length);
-  if (size > st.limit!) {
-    this.pause();
-    stopReading(this, refusal('body_too_large', { message: `Request body exceeds ${st.limit} bytes` }));
-    return;
-  }
-  st.chunks!.push(chunk);
-}
-
-function onBodyEnd(this: IncomingMessage): void {
-  const st = readingState(this);
-  // The stream has ended: none of the four listeners can run again with effect (`rawDone` guards them, and
-  // while a body is decoded its chunks are gone), so they are left on the request rather than removed one by
-  // one.
-  if (st === undefined || st.rawDone !== undefined) return;
-  const chunks = st.chunks!;
-  const raw = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, st.size);
-  if (st.coding === undefined) return settleRaw(this, st, raw);
-  st.chunks = undefined;
-  decodeBody(raw, st.coding, st.limit!, (v) => settleRaw(this, st, v));
-}
-
-function onBodyError(this: IncomingMessage): void {
-  stopReading(this, refusal('body_unreadable'));
-}
-
-function onBodyAborted(this: IncomingMessage): void {
-  stopReading(this, refusal('body_unreadable', { message: 'Request aborted' }));
-}
-
-/** Read the raw body under the limit. Shared: the first caller reads, the rest await the same bytes. */
-export function readRawBody(
-  req: IncomingMessage,
-  opts: ResolvedBodyOptions = DEFAULTS,
-): Promise<Buffer | Refusal> {
-  const st = stateOf(req);
-  return (st.raw ??= new Promise<Buffer | Refusal>((resolve) => readBody(req, opts, resolve)));
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** Is the body a batch? Works on the raw bytes, or on `req.body` when a body parser already ran. */
-export async function isBatch(
-  req: IncomingMessage,
-  opts: ResolvedBodyOptions = DEFAULTS,
-): Promise<boolean | Refusal> {
-  const r = req as WithState;
+/**
+ * Is the body a batch? Hands `cb` the answer, or the refusal reading the body met: from the raw bytes, from
+ * `req.body` when a body parser already ran, or from the parse step's verdict when it has started. Callbacks
+ * must not throw.
+ */
+function withBatch(req: IncomingMessage, opts: ResolvedBodyOptions, cb: BatchWaiter): void {
   const st = stateOf(req);
-  if (st.done !== undefined || st.parseWaiters !== undefined || st.failed !== undefined) {
+  if (parseStarted(st)) {
     // The parse step ran or runs: its verdict says whether this was a batch.
-    const p = await parseRequest(req, opts);
-    return !('kind' in p) && p.reason === 'batch';
+    return withParsed(req, opts, (p, failure) =>
+      failure ? cb(undefined, failure) : cb(!('kind' in p!) && p!.reason === 'batch'),
+    );
   }
+  const r = req as WithState;
   if (preParsed(r)) {
-    if (Array.isArray(r.body)) return true;
-    if (Buffer.isBuffer(r.body)) return batchOf(r.body);
-    if (typeof r.body === 'string') return batchOf(Buffer.from(r.body));
-    return false;
+    if (Array.isArray(r.body)) return cb(true);
+    if (Buffer.isBuffer(r.body)) return cb(batchOf(r.body));
+    if (typeof r.body === 'string') return cb(batchOf(Buffer.from(r.body)));
+    return cb(false);
   }
-  if (!isJsonContentType(req.headers['content-type'])) {
-    // Batches are refused whatever the Content-Type (defence in depth); read the body only when one is sent.
-    if (req.headers['content-length'] === '0') return false;
-  }
-  const raw = await readRawBody(req, opts);
-  if (!Buffer.isBuffer(raw)) return raw;
-  return batchOf(raw);
+  // Batches are refused whatever the Content-Type (defence in depth); the body is read only when one is sent.
+  if (!isJsonContentType(req.headers['content-type']) && req.headers['content-length'] === '0')
+    return cb(false);
+  readBody(req, opts.limit, (raw) => cb(Buffer.isBuffer(raw) ? batchOf(raw) : raw));
 }
 
 /**
@@ -360,7 +226,7 @@ function withParsed(req: IncomingMessage, opts: ResolvedBodyOptions, cb: ParseWa
   if (preParsed(r))
     return parseBytes(req, st, opts, Buffer.isBuffer(r.body) ? r.body : Buffer.from(r.body as string));
   st.parseOpts = opts;
-  readBody(req, opts, parseWhenRead);
+  readBody(req, opts.limit, parseWhenRead);
 }
 
 /** The raw body is in (or refused): parse it with the options the parse step was started with. */
@@ -381,7 +247,7 @@ function parseBytes(req: IncomingMessage, st: State, opts: ResolvedBodyOptions, 
 }
 
 /** The parse step's outcome: recorded on the state and handed to every waiter. */
-function settleParse(st: State, v: McpRequest | Refusal | undefined, failure?: { error: unknown }): void {
+function settleParse(st: State, v: McpRequest | Refusal | undefined, failure?: Failure): void {
   if (failure) st.failed = failure;
   else st.done = v;
   const waiters = st.parseWaiters!;
@@ -390,23 +256,41 @@ function settleParse(st: State, v: McpRequest | Refusal | undefined, failure?: {
 }
 
 /**
- * Parse the request once. Returns the shared {@link McpRequest}, or a refusal (not yet written), in the order
- * {@link withParsed} gives.
+ * Parse the request once. Resolves with the shared {@link McpRequest}, or a refusal (not yet written), in the
+ * order {@link withParsed} gives; rejects with the exception the parse step hit. The promise form of the parse
+ * step, for code outside the middlewares' path (the limiter's id peek, applications).
  */
 export function parseRequest(
   req: IncomingMessage,
   opts: ResolvedBodyOptions = DEFAULTS,
 ): Promise<McpRequest | Refusal> {
-  const st = stateOf(req);
-  return (st.parsed ??= new Promise<McpRequest | Refusal>((resolve, reject) =>
+  return new Promise<McpRequest | Refusal>((resolve, reject) =>
     withParsed(req, opts, (v, failure) => (failure ? reject(failure.error) : resolve(v!))),
-  ));
+  );
+}
+
+/** Is the body a batch? The promise form of {@link withBatch}, for `rejectBatch()`. */
+export function isBatch(
+  req: IncomingMessage,
+  opts: ResolvedBodyOptions = DEFAULTS,
+): Promise<boolean | Refusal> {
+  return new Promise<boolean | Refusal>((resolve, reject) =>
+    withBatch(req, opts, (v, failure) => (failure ? reject(failure.error) : resolve(v!))),
+  );
+}
+
+/** The raw body (or the refusal reading it met), read once and shared: the promise form of the body reader. */
+export function readRawBody(
+  req: IncomingMessage,
+  opts: ResolvedBodyOptions = DEFAULTS,
+): Promise<Buffer | Refusal> {
+  return new Promise<Buffer | Refusal>((resolve) => readBody(req, opts.limit, resolve));
 }
 
 /**
  * Parse (once, shared) and go on with the parsed request: `go` runs synchronously when the parse is already
- * done, else from the body's `end` event (or once a body in a content coding is decoded). A refusal is written (and recorded as by `by`); an exception, in the
- * parse or in `go`, becomes a generic -32603 with the stack in the log. A promise `go` returns is watched the
+ * done, else from the body's `end` event (or once a body in a content coding is decoded). A refusal is
+ * written (and recorded as by `by`); an exception, in the parse or in `go`, becomes a generic -32603 with the stack in the log. A promise `go` returns is watched the
  * same way. `go` gets the request and response too, so a middleware can pass one function made once.
  */
 export function onParsed(
@@ -437,10 +321,9 @@ export function onParsed(
  * `parse()` use it to go on synchronously, without a promise and a microtask per middleware per request.
  */
 export function parsed(req: IncomingMessage): McpRequest | Refusal | undefined {
-  return (req.locals as LocalsWithState | undefined)?.[STATE]?.done;
+  return stateIfAny(req)?.done;
 }
 
-const EMPTY = Buffer.alloc(0);
 /** Longest client name or version kept for audit once a request's message is released. */
 const MAX_CLIENT_INFO = 256;
 
@@ -452,13 +335,8 @@ const MAX_CLIENT_INFO = 256;
  * bounded filter, not the request that opened it.
  */
 export function releaseParsed(req: IncomingMessage): void {
-  const st = (req.locals as LocalsWithState | undefined)?.[STATE];
-  if (st !== undefined) {
-    // The read is over: an empty body still tells late readers (and the stream's listeners) that it is.
-    if (st.rawDone !== undefined && Buffer.isBuffer(st.rawDone)) st.rawDone = EMPTY;
-    st.raw = undefined;
-    st.chunks = undefined;
-  }
+  const st = stateIfAny(req);
+  if (st !== undefined) releaseBody(st);
   const r = req as WithState;
   if (r.body !== undefined) r.body = undefined;
   const mcp = req.locals?.mcp;
