@@ -74,20 +74,17 @@ function nameIs(
 }
 
 /**
- * The scan's working memory: the open containers by depth and the member names of the open objects, as
- * positions in the text (see Frame). A scan runs to its end without yielding, so scans never overlap and one set
- * of arrays serves them all; what a scan leaves in them is cleared when it ends ({@link release}), so no
- * request string outlives its scan.
+ * One scan: the text and what is known about it, and the scan's working memory, its own (nothing outlives the
+ * scan): the open containers by depth and the member names of the open objects, as positions in the text (see
+ * Frame).
  */
-const frames: Frame[] = [];
-const starts: number[] = [];
-const ends: number[] = [];
-/** The decoded name where it differs from the text (an escaped name); `undefined` elsewhere. */
-const names: (string | undefined)[] = [];
-
-/** What is known about the text under scan. */
 interface TextFacts {
   text: string;
+  frames: Frame[];
+  starts: number[];
+  ends: number[];
+  /** The decoded name where it differs from the text (an escaped name); `undefined` elsewhere. */
+  names: (string | undefined)[];
   /** No backslash anywhere: every string ends at the next quote. */
   plain: boolean;
   /**
@@ -95,10 +92,6 @@ interface TextFacts {
    * U+0307), so the only way two names of different lengths can fold alike. Looked up on first need.
    */
   dottedCapitalI: boolean | undefined;
-  /** Frames below this depth were used and are cleared when the scan ends. */
-  high: number;
-  /** Whether `names` holds a decoded name. */
-  decoded: boolean;
 }
 
 /**
@@ -139,7 +132,7 @@ function run(t: TextFacts, maxDepth: number): ScanProblem | undefined {
       const escaped = end < 0;
       if (escaped) end = -1 - end;
       if (expectKey) {
-        const problem = member(t, frames[depth - 1]!, i, end, escaped);
+        const problem = member(t, t.frames[depth - 1]!, i, end, escaped);
         if (problem) return problem;
         expectKey = false;
       }
@@ -155,7 +148,7 @@ function run(t: TextFacts, maxDepth: number): ScanProblem | undefined {
       if (depth > 0) depth--;
       expectKey = false;
     } else if (c === 0x2c /* , */) {
-      expectKey = depth > 0 && frames[depth - 1]!.obj;
+      expectKey = depth > 0 && t.frames[depth - 1]!.obj;
     }
     i++;
   }
@@ -175,7 +168,6 @@ function member(
   let decoded: string | undefined;
   if (escaped) {
     decoded = JSON.parse(text.slice(quote, end + 1)) as string;
-    t.decoded = true;
   }
   if (nameIs(text, start, end, decoded, '__proto__'))
     return { reason: 'forbidden_member', message: 'Member "__proto__" is not allowed' };
@@ -188,7 +180,7 @@ function member(
 
 /** Open an object (`obj`) or an array at `depth`. */
 function open(t: TextFacts, depth: number, obj: boolean, maxDepth: number): ScanProblem | undefined {
-  const text = t.text;
+  const { text, frames } = t;
   const parent = depth > 0 ? frames[depth - 1] : undefined;
   let role: Role = NONE;
   if (obj) {
@@ -211,31 +203,30 @@ function open(t: TextFacts, depth: number, obj: boolean, maxDepth: number): Scan
   f.set = undefined;
   f.lastStart = -1;
   f.lastName = undefined;
-  if (depth >= t.high) t.high = depth + 1;
   return undefined;
 }
 
 /** Name `k` of the frame as a string: decoded when it was escaped, case-folded in a folding role. */
-function keyAt(text: string, f: Frame, k: number): string {
+function keyAt(t: TextFacts, f: Frame, k: number): string {
   const at = f.base + k;
-  const name = names[at] ?? text.slice(starts[at], ends[at]);
+  const name = t.names[at] ?? t.text.slice(t.starts[at], t.ends[at]);
   return f.role !== NONE ? foldKey(name) : name;
 }
 
 /** Do names `a` and `b` of the frame collide (exactly, or case-folded in a folding role)? */
 function sameName(t: TextFacts, f: Frame, a: number, b: number): boolean {
-  const text = t.text;
+  const { text, starts, ends, names } = t;
   const folded = f.role !== NONE;
   const x0 = f.base + a;
   const y0 = f.base + b;
-  if (names[x0] !== undefined || names[y0] !== undefined) return keyAt(text, f, a) === keyAt(text, f, b);
+  if (names[x0] !== undefined || names[y0] !== undefined) return keyAt(t, f, a) === keyAt(t, f, b);
   let i = starts[x0]!;
   let j = starts[y0]!;
   const len = ends[x0]! - i;
   if (ends[y0]! - j !== len) {
     if (!folded) return false;
     t.dottedCapitalI ??= text.includes('\u0130');
-    return t.dottedCapitalI && keyAt(text, f, a) === keyAt(text, f, b);
+    return t.dottedCapitalI && keyAt(t, f, a) === keyAt(t, f, b);
   }
   for (const end = i + len; i < end; i++, j++) {
     let x = text.charCodeAt(i);
@@ -243,7 +234,7 @@ function sameName(t: TextFacts, f: Frame, a: number, b: number): boolean {
     if (x === y) continue;
     if (!folded) return false;
     // Past ASCII, folding is Unicode's (the Kelvin sign folds to an ASCII "k"): compare the folded names.
-    if (x > 0x7f || y > 0x7f) return keyAt(text, f, a) === keyAt(text, f, b);
+    if (x > 0x7f || y > 0x7f) return keyAt(t, f, a) === keyAt(t, f, b);
     // Two ASCII characters after an identical prefix: they decide.
     if (x >= 0x41 && x <= 0x5a) x += 0x20;
     if (y >= 0x41 && y <= 0x5a) y += 0x20;
@@ -267,6 +258,7 @@ function addName(t: TextFacts, f: Frame, start: number, end: number, decoded: st
     f.set.add(key);
     return true;
   }
+  const { starts, ends, names } = t;
   const k = f.count++;
   const at = f.base + k;
   starts[at] = start;
@@ -282,20 +274,10 @@ function addName(t: TextFacts, f: Frame, start: number, end: number, decoded: st
   }
   if (f.count > SMALL_OBJECT) {
     const all = new Set<string>();
-    for (let i = 0; i < f.count; i++) all.add(keyAt(t.text, f, i));
+    for (let i = 0; i < f.count; i++) all.add(keyAt(t, f, i));
     f.set = all;
   }
   return true;
-}
-
-/** Forget the strings a scan left in the working memory (positions keep nothing alive). */
-function release(t: TextFacts): void {
-  if (t.decoded) names.length = 0;
-  for (let d = 0; d < t.high; d++) {
-    const f = frames[d]!;
-    f.set = undefined;
-    f.lastName = undefined;
-  }
 }
 
 function newFrame(): Frame {
@@ -323,14 +305,12 @@ function lastIs(text: string, f: Frame, word: string): boolean {
 export function scanMembers(text: string, maxDepth: number): ScanProblem | undefined {
   const t: TextFacts = {
     text,
+    frames: [],
+    starts: [],
+    ends: [],
+    names: [],
     plain: !text.includes('\\'),
     dottedCapitalI: undefined,
-    high: 0,
-    decoded: false,
   };
-  try {
-    return run(t, maxDepth);
-  } finally {
-    release(t);
-  }
+  return run(t, maxDepth);
 }
