@@ -39,6 +39,7 @@ export type BodyWaiter = (raw: Buffer | Refusal, req: IncomingMessage) => void;
  * `req.locals`, not on the request itself: under Express (which swaps the request's prototype) every property
  * added to a request object makes it a new hidden class, with a map and descriptor copy that the garbage
  * collector must then also trace; the locals object is mcpware's own, created with the same shape every time.
+ * See docs/performance.md#state-in-reqlocals.
  */
 export interface BodyState {
   /** The body once read (or the refusal), and those waiting while it is read. */
@@ -101,7 +102,7 @@ function tooLarge(limit: number): Refusal {
  * ones wait for the same bytes. Callbacks must not throw. A callback rather than a promise: the hot path (parse,
  * then the next middleware) makes no promise and waits for no microtask. The stream's listeners are shared
  * functions that find the read's state through the request (`this`, its `req.locals`): a request makes no
- * closure for them.
+ * closure for them. See docs/performance.md#parse-once.
  */
 export function readBody(req: IncomingMessage, limit: number, cb: BodyWaiter): void {
   const st = stateOf(req);

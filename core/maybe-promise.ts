@@ -1,7 +1,7 @@
 /**
  * Internal: awaiting only what is a promise. An `await` of a plain value still costs a microtask, and on the
  * per-request path most values (a static tool's definition, an API-key decision, a synchronous redaction) are
- * plain.
+ * plain. See docs/performance.md#synchronous-answers.
  */
 
 /** A promise or promise-like value. */

@@ -318,7 +318,8 @@ export function onParsed(
 
 /**
  * The parse result when the shared parse step has already finished, else `undefined`. Middlewares mounted after
- * `parse()` use it to go on synchronously, without a promise and a microtask per middleware per request.
+ * `parse()` use it to go on synchronously, without a promise and a microtask per middleware per request. See
+ * docs/performance.md#parse-once.
  */
 export function parsed(req: IncomingMessage): McpRequest | Refusal | undefined {
   return stateIfAny(req)?.done;

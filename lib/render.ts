@@ -50,7 +50,7 @@ export function renderTemplate(
     else continue;
     out += template.slice(last, m.index) + sub;
     last = m.index + m[0].length;
-    // Checked as we go so a template repeating a large value many times fails before it allocates it all.
+    // Checked as we go so a template repeating a large value many times fails before it builds it all.
     if (out.length > max) return tooLarge(max);
   }
   out += template.slice(last);

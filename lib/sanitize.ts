@@ -157,7 +157,7 @@ export function sanitizeText(s: string, maxChars: number = Number.POSITIVE_INFIN
   };
   while (i < n) {
     const c = s.charCodeAt(i);
-    // Printable ASCII fast path: copy the whole run at once.
+    // A run of printable ASCII is copied whole.
     if (c > 0x20 && c < 0x7f) {
       let j = i + 1;
       while (j < n) {

@@ -15,8 +15,12 @@
  *      so the check is made here). `--write` formats them.
  *   6. Every name each subpath of package.json's exports exports (values and types) is named in an inline code
  *      span of a page under docs/ or README.md: what users need is documented, the rest is not exported.
+ *   7. The performance rule: a source comment (lib/, core/, middleware/, handlers/, testing/, bin/, index.ts) that
+ *      names an engine internal or a speed choice (PERF_WORDS) points at a row of docs/performance.md's optimization
+ *      register, as `docs/performance.md#anchor`, in the same comment; every such pointer in a source comment names
+ *      a row of the register.
  *
- * Usage: node scripts/docs-check.mjs [--write] [--no-tsc]
+ * Usage: node scripts/docs-check.mjs [--write] [--no-tsc] [--perf-only (check 7 alone)]
  */
 import { spawnSync } from 'node:child_process';
 import console from 'node:console';
@@ -412,12 +416,135 @@ function checkDocumentedSurface(files) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// 7. Comments about engine internals point at a row of the optimization register
+
+const PERF_PAGE = 'docs/performance.md';
+const PERF_SOURCES = ['lib', 'core', 'middleware', 'handlers', 'testing', 'bin', 'index.ts'];
+
+/**
+ * The words that mark a comment as being about how the engine runs the code rather than what the code does: each
+ * such comment says why in a row of the register (the list is documented in docs/performance.md).
+ */
+const PERF_WORDS = [
+  /\bV8\b/,
+  /\bhidden class/i,
+  /\b(?:mega|poly|mono)morphic\b/i,
+  /\binline cach/i,
+  /\bdeopt/i,
+  /\bJIT\b/,
+  /\bonce\(\)/,
+  /\bwriteHead\b/,
+  /\ballocat(?:e|es|ed|ing|ion|ions)\b/i,
+  /\b(?:fast|hot|slow) path\b/i,
+  /\bmicrotasks?\b/i,
+];
+const PERF_POINTER = /docs\/performance\.md#([A-Za-z0-9_-]+)/g;
+
+/** The .ts files under the source folders. */
+function perfSources() {
+  const out = [];
+  const walk = (rel) => {
+    const abs = join(root, rel);
+    if (!existsSync(abs)) return;
+    if (!statSync(abs).isDirectory()) {
+      if (/\.(?:ts|mts|cts)$/.test(rel) && !rel.endsWith('.d.ts')) out.push(rel);
+      return;
+    }
+    for (const name of readdirSync(abs).sort()) walk(join(rel, name));
+  };
+  for (const rel of PERF_SOURCES) walk(rel);
+  return out;
+}
+
+/** Every comment of a source file: its text and first line (1-based), found by TypeScript's parser. */
+function commentsOf(rel) {
+  const text = readFileSync(join(root, rel), 'utf8');
+  const file = ts.createSourceFile(rel, text, ts.ScriptTarget.Latest, false);
+  const seen = new Map();
+  const take = (ranges) => {
+    for (const r of ranges ?? []) {
+      if (seen.has(r.pos)) continue;
+      const line = file.getLineAndCharacterOfPosition(r.pos).line + 1;
+      seen.set(r.pos, { line, text: text.slice(r.pos, r.end) });
+    }
+  };
+  const visit = (node) => {
+    take(ts.getLeadingCommentRanges(text, node.getFullStart()));
+    take(ts.getTrailingCommentRanges(text, node.getEnd()));
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  take(ts.getLeadingCommentRanges(text, file.endOfFileToken.getFullStart()));
+  // Runs of `//` lines are one comment: a pointer on any line of the run counts for all of it.
+  const sorted = [...seen.values()].sort((a, b) => a.line - b.line);
+  const merged = [];
+  for (const c of sorted) {
+    const last = merged.at(-1);
+    const lineComment = c.text.startsWith('//');
+    if (last && lineComment && last.lineComment && last.endLine + 1 === c.line) {
+      last.text += '\n' + c.text;
+      last.endLine = c.line;
+    } else {
+      merged.push({ ...c, lineComment, endLine: c.line + c.text.split('\n').length - 1 });
+    }
+  }
+  return merged;
+}
+
+/** The anchors the register's rows link to: `[name](#anchor)` in the first cell of a row of its table. */
+function registerRows() {
+  const text = readFileSync(join(root, PERF_PAGE), 'utf8');
+  const register = /^## Optimization register\n([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(text);
+  const rows = new Set();
+  if (!register) {
+    problems.push(`${PERF_PAGE}: no "## Optimization register" section`);
+    return rows;
+  }
+  for (const line of register[1].split('\n')) {
+    const m = /^\|\s*\[[^\]]+\]\(#([^)]+)\)/.exec(line);
+    if (m) rows.add(m[1]);
+  }
+  return rows;
+}
+
+function checkPerfPointers() {
+  const rows = registerRows();
+  let pointers = 0;
+  for (const rel of perfSources()) {
+    for (const c of commentsOf(rel)) {
+      const anchors = [...c.text.matchAll(PERF_POINTER)].map((m) => m[1]);
+      pointers += anchors.length;
+      for (const a of anchors) {
+        if (!rows.has(a))
+          problems.push(`${rel}:${c.line}: docs/performance.md#${a} is not a row of the register`);
+      }
+      const word = PERF_WORDS.find((w) => w.test(c.text));
+      if (word && anchors.length === 0) {
+        problems.push(
+          `${rel}:${c.line}: a comment about engine internals (${word.exec(c.text)[0]}) without a row: ` +
+            `point it at docs/performance.md#<row> (add the row with its measurement), or say what the code does`,
+        );
+      }
+    }
+  }
+  return pointers;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+if (args.has('--perf-only')) {
+  const pointers = checkPerfPointers();
+  for (const p of problems) console.error(p);
+  console.log(`docs-check --perf-only: ${pointers} performance pointers, ${problems.length} problem(s)`);
+  process.exit(problems.length > 0 ? 1 : 0);
+}
 
 const files = markdownFiles();
 await checkErrorsPage(files);
 const links = checkLinks(files);
 checkSections(files);
 checkFormat(files);
+const perfPointers = checkPerfPointers();
 const snippets = args.has('--no-tsc') ? 0 : checkSnippets(files);
 const surface = checkDocumentedSurface(files);
 if (problems.length > 0) {
@@ -427,5 +554,5 @@ if (problems.length > 0) {
 }
 console.log(
   `docs-check: ${files.length} pages, ${snippets} code blocks compiled, ${links} relative links resolved, ` +
-    `${surface} exported names documented`,
+    `${perfPointers} performance pointers, ${surface} exported names documented`,
 );

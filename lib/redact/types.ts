@@ -75,7 +75,7 @@ export interface Redactor {
   value<T>(v: T, tally?: RedactTally): { value: T; result: RedactResult };
   /**
    * {@link Redactor.text} without the result: only the text, adding to `tally`. For callers that keep their
-   * own tally; nothing is allocated when nothing matched (the same string comes back). Redactors made by
+   * own tally; when nothing matched, the same string comes back. Redactors made by
    * `compileRedactor` always have it; it is optional so hand-written `Redactor` objects (wrappers, test
    * doubles) stay valid: callers fall back to `text(s, tally).text`.
    */

@@ -50,7 +50,7 @@ export function writeAnswer(
     return;
   }
   // The headers as one flat list to writeHead, which merges them with any set earlier: with none set earlier,
-  // node writes them as they are and builds no header map.
+  // node writes them as they are and builds no header map. see docs/performance.md#one-writehead-per-answer
   const headers: (string | number)[] = [];
   if (version !== undefined) headers.push('MCP-Protocol-Version', version);
   if (text === undefined) {
