@@ -6,13 +6,12 @@
 import { type Refusal, refusal } from './errors.js';
 import { decodeHeaderValue } from './sentinel.js';
 import { clip } from './clip.js';
+import { METHOD_TARGETS } from './routing.js';
 
 /** Methods whose target is mirrored into `Mcp-Name`, and the params member it mirrors. */
-export const NAME_MEMBER: Readonly<Record<string, 'name' | 'uri'>> = Object.freeze({
-  'tools/call': 'name',
-  'prompts/get': 'name',
-  'resources/read': 'uri',
-});
+export const NAME_MEMBER: Readonly<Record<string, 'name' | 'uri'>> = Object.freeze(
+  Object.fromEntries([...METHOD_TARGETS].filter(([, t]) => t.mcpName).map(([m, t]) => [m, t.member])),
+);
 
 /** {@link NAME_MEMBER} as a Map: a method from the request is a key of nothing else (`constructor`, `__proto__`). */
 const NAME_MEMBER_OF: ReadonlyMap<string, 'name' | 'uri'> = new Map(Object.entries(NAME_MEMBER));

@@ -5,6 +5,7 @@
 import type { Era, RequestId } from './errors.js';
 import type { JsonObject, Message, MessageKind } from './jsonrpc.js';
 import { META } from './meta.js';
+import { METHOD_TARGETS } from './routing.js';
 import type { StandardHeaders } from './headers.js';
 import { isJsonObject } from './json.js';
 
@@ -35,15 +36,6 @@ export interface McpRequest {
   /** The revision the request speaks, set by revision classification. */
   version?: string | undefined;
 }
-
-/** The params member naming each method's target. A Map: the method is the request's, any string at all. */
-const TARGET_MEMBER: ReadonlyMap<string, 'name' | 'uri'> = new Map([
-  ['tools/call', 'name'],
-  ['prompts/get', 'name'],
-  ['resources/read', 'uri'],
-  ['resources/subscribe', 'uri'],
-  ['resources/unsubscribe', 'uri'],
-]);
 
 function headerValue(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v.join(', ') : v;
@@ -77,7 +69,7 @@ export function toMcpRequest(
         const pv = params._meta[META.protocolVersion];
         if (typeof pv === 'string') out.metaVersion = pv;
       }
-      const member = TARGET_MEMBER.get(message.method);
+      const member = METHOD_TARGETS.get(message.method)?.member;
       if (member && typeof params[member] === 'string') out.target = params[member] as string;
       if (
         (message.method === 'tools/call' || message.method === 'prompts/get') &&

@@ -215,3 +215,24 @@ export function hasCapability(capabilities: Readonly<Record<string, unknown>>, c
   const outer = capabilities[capability.slice(0, dot)];
   return isJsonObject(outer) && outer[capability.slice(dot + 1)] === true;
 }
+
+/** What a method's params name as its target: the member holding it and the kind of thing it is. */
+export interface MethodTarget {
+  readonly member: 'name' | 'uri';
+  readonly kind: 'tool' | 'prompt' | 'resource';
+  /** The target is mirrored into the `Mcp-Name` header (modern requests). */
+  readonly mcpName: boolean;
+}
+
+/**
+ * The methods whose params name a target (`tools/call` → `name`, `resources/read` → `uri`, …): the one table
+ * the request view, the header check, the audit record and the dispatcher's failure log read. A Map: the
+ * method is the request's, any string at all.
+ */
+export const METHOD_TARGETS: ReadonlyMap<string, MethodTarget> = new Map<string, MethodTarget>([
+  ['tools/call', { member: 'name', kind: 'tool', mcpName: true }],
+  ['prompts/get', { member: 'name', kind: 'prompt', mcpName: true }],
+  ['resources/read', { member: 'uri', kind: 'resource', mcpName: true }],
+  ['resources/subscribe', { member: 'uri', kind: 'resource', mcpName: false }],
+  ['resources/unsubscribe', { member: 'uri', kind: 'resource', mcpName: false }],
+]);

@@ -30,6 +30,7 @@ import type { Era, RequestId } from '../lib/errors.js';
 import type { JsonObject } from '../lib/jsonrpc.js';
 import { META } from '../lib/meta.js';
 import { LATEST_LEGACY_VERSION, LATEST_MODERN_VERSION } from '../lib/revisions.js';
+import { NAME_MEMBER } from '../lib/headers.js';
 import { encodeHeaderValue } from '../lib/sentinel.js';
 import { type ParamHeader, paramHeaderValues, paramHeaders } from '../lib/xmcpheader.js';
 import { boolOption, knownKeys, oneOf, optionsObject, stringOption } from '../core/options.js';
@@ -182,13 +183,6 @@ function checkRequestOptions(method: string, opts: object): void {
 }
 
 const DEFAULT_CLIENT_INFO = Object.freeze({ name: 'mcpware-test', version: '0' });
-
-/** Which params member each method mirrors into `Mcp-Name`. */
-const NAME_MEMBER: ReadonlyMap<string, 'name' | 'uri'> = new Map([
-  ['tools/call', 'name'],
-  ['prompts/get', 'name'],
-  ['resources/read', 'uri'],
-]);
 
 type Target = Server | RequestListener | string;
 
@@ -440,7 +434,7 @@ export class McpTestClient {
       }
       headers['MCP-Protocol-Version'] = opts.headerVersion ?? opts.version ?? this.version;
       headers['Mcp-Method'] = method;
-      const member = NAME_MEMBER.get(method);
+      const member = Object.hasOwn(NAME_MEMBER, method) ? NAME_MEMBER[method] : undefined;
       if (member !== undefined && typeof params[member] === 'string')
         headers['Mcp-Name'] = encodeHeaderValue(params[member] as string);
       if (method === 'tools/call' && typeof params.name === 'string') {

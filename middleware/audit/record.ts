@@ -9,6 +9,7 @@ import { argumentsDigest, canonicalJson } from '../../lib/canonical-json.js';
 import { META } from '../../lib/meta.js';
 import { type RedactTally, type Redactor, RULE_NAMES, newTally } from '../../lib/redact/index.js';
 import type { McpRequest } from '../../lib/request.js';
+import { METHOD_TARGETS } from '../../lib/routing.js';
 import { cleanText, escapeIdentity } from '../../lib/sanitize.js';
 import { principalSource } from '../../lib/principal.js';
 import type { RequestLocals } from '../../core/types.js';
@@ -144,16 +145,6 @@ export const MAX_CAP = Math.max(...Object.values(AUDIT_CAPS));
 /** Nesting kept when a recorded argument is an object or array (serialized as canonical JSON). */
 const ARGUMENT_MAX_DEPTH = 8;
 
-// A Map, not an object literal: a caller's method named `constructor` or `toString` must not find
-// Object.prototype's functions (the record would then lack `target_type`).
-const TARGET_TYPE: ReadonlyMap<string, string> = new Map([
-  ['tools/call', 'tool'],
-  ['prompts/get', 'prompt'],
-  ['resources/read', 'resource'],
-  ['resources/subscribe', 'resource'],
-  ['resources/unsubscribe', 'resource'],
-]);
-
 const RULE_SET: ReadonlySet<string> = new Set(RULE_NAMES);
 
 /** When a request arrived and how many answer bytes were written (kept by the byte counter). */
@@ -278,7 +269,7 @@ export function createRecordBuilder(config: RecordConfig): BuildRecord {
       protocol_version: typeof mcp?.version === 'string' ? cleanText(mcp.version, 32) : '',
       client: clients.clean(clientOf(mcp)),
       method: methods.clean(method),
-      target_type: (typeof method === 'string' && TARGET_TYPE.get(method)) || '',
+      target_type: (typeof method === 'string' && METHOD_TARGETS.get(method)?.kind) || '',
       target: targets.clean(mcp?.target),
       decision: refusal && refusal.reason !== 'internal_error' ? 'refused' : 'allowed',
       reason: refusal?.reason ?? '',

@@ -12,6 +12,7 @@ import { errorMeta, log } from '../../core/log.js';
 import type { Logger } from '../../core/types.js';
 import type { Reply } from './reply.js';
 import { clip } from '../../lib/clip.js';
+import { METHOD_TARGETS } from '../../lib/routing.js';
 
 /** A JSON-RPC error and the HTTP status it travels with. */
 export interface RpcError {
@@ -101,24 +102,17 @@ export function sendRpcError(reply: Reply, e: RpcError, logger: Logger): void | 
   return reply.send(status, text, { code });
 }
 
-/** The methods whose failure is logged with what the request named: the metadata key and the param it is. */
-const SUBJECTS: ReadonlyMap<string, readonly [string, string]> = new Map([
-  ['tools/call', ['tool', 'name']],
-  ['prompts/get', ['prompt', 'name']],
-  ['resources/read', ['uri', 'uri']],
-  ['resources/subscribe', ['uri', 'uri']],
-  ['resources/unsubscribe', ['uri', 'uri']],
-] as const);
-
 /** The log metadata naming a failed handler: the method, and the tool, prompt or URI the request named. */
 function failureMeta(reply: Reply): { where: string; meta: Record<string, string> } {
   const method = clip(reply.mcp.method ?? '', 128);
   const meta: Record<string, string> = { method };
-  const subject = SUBJECTS.get(reply.mcp.method ?? '');
-  const named = subject === undefined ? undefined : reply.mcp.params?.[subject[1]];
-  if (subject === undefined || typeof named !== 'string') return { where: method, meta };
-  meta[subject[0]] = clip(named, 128);
-  return { where: `${method} (${subject[0]} ${JSON.stringify(meta[subject[0]])})`, meta };
+  const target = METHOD_TARGETS.get(reply.mcp.method ?? '');
+  const named = target === undefined ? undefined : reply.mcp.params?.[target.member];
+  if (target === undefined || typeof named !== 'string') return { where: method, meta };
+  // Logged under the kind of thing named (`tool`, `prompt`); a resource under its `uri`.
+  const key = target.member === 'uri' ? 'uri' : target.kind;
+  meta[key] = clip(named, 128);
+  return { where: `${method} (${key} ${JSON.stringify(meta[key])})`, meta };
 }
 
 /** Answer what a handler threw, logging what the client is not shown. */
