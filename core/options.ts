@@ -7,6 +7,7 @@
  * Nothing here runs per request.
  */
 import type { Logger } from './types.js';
+import { isJsonObject } from '../lib/json.js';
 
 /** The `code` of every TypeError the kit throws, one per kind of mistake (listed in docs/troubleshooting.md). */
 export const OPTION_ERRORS = {
@@ -113,7 +114,7 @@ function shown(value: unknown): string {
  */
 export function optionsObject<T extends object>(factory: string, value: T | undefined, name = 'options'): T {
   if (value === undefined) return {} as T;
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+  if (!isJsonObject(value)) {
     throw optionError(
       OPTION_ERRORS.invalid,
       factory,

@@ -5,6 +5,7 @@
 import type { IncomingMessage } from 'node:http';
 import { localsOf } from './respond.js';
 import type { RequestLocals } from './types.js';
+import { isJsonObject } from '../lib/json.js';
 
 /** How one tool is shown: its user-facing name, and a replacement description when one is configured. */
 export interface ExposedTool {
@@ -81,7 +82,7 @@ export function exposeList(
 ): Record<string, unknown>[] | undefined {
   const out: Record<string, unknown>[] = [];
   for (const t of tools) {
-    if (t === null || typeof t !== 'object' || Array.isArray(t)) return undefined;
+    if (!isJsonObject(t)) return undefined;
     const tool = t as Record<string, unknown>;
     if (typeof tool.name !== 'string' || tool.name === '') return undefined;
     const e = exposeThrough(tool.name, views);
