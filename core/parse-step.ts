@@ -98,6 +98,12 @@ const DEFAULTS: ResolvedBodyOptions = { limit: DEFAULT_BODY_LIMIT, maxDepth: 64 
 
 /**
  * True for `application/json` with any parameters (charset must be UTF-8 when given).
+ * @example
+ * ```ts
+ * import { isJsonContentType } from 'mcpware';
+ *
+ * console.log(isJsonContentType('application/json; charset=utf-8'), isJsonContentType('text/plain')); // true false
+ * ```
  */
 export function isJsonContentType(ct: string | undefined): boolean {
   if (!ct) return false;
@@ -259,6 +265,16 @@ function settleParse(st: State, v: McpRequest | Refusal | undefined, failure?: F
  * Parse the request once. Resolves with the shared {@link McpRequest}, or a refusal (not yet written), in the
  * order {@link withParsed} gives; rejects with the exception the parse step hit. The promise form of the parse
  * step, for code outside the middlewares' path (the limiter's id peek, applications).
+ * @example
+ * ```ts
+ * import { parseRequest } from 'mcpware';
+ *
+ * app.post('/hook', async (req, res) => {
+ *   const parsed = await parseRequest(req); // the same parse parse() shares
+ *   if ('reason' in parsed) res.status(400).json({ refused: parsed.reason });
+ *   else res.json({ method: parsed.method });
+ * });
+ * ```
  */
 export function parseRequest(
   req: IncomingMessage,
