@@ -6,7 +6,15 @@ import type { IncomingMessage } from 'node:http';
 import { type Redactor, type RuleName, compileRedactor } from '../../lib/redact/index.js';
 import { rawBudget } from '../../lib/sanitize.js';
 import { log } from '../../core/log.js';
-import { badOption, fnOption, knownKeys, optionsObject, stringOption } from '../../core/options.js';
+import {
+  OPTION_ERRORS,
+  badOption,
+  fnOption,
+  knownKeys,
+  optionError,
+  optionsObject,
+  stringOption,
+} from '../../core/options.js';
 import { stderrLogger } from '../../core/respond.js';
 import { MAX_CAP } from './record.js';
 import type { AuditLogger } from './winston.js';
@@ -166,6 +174,10 @@ function maxBacklogOf(value: unknown): number {
   if (value === Infinity || (Number.isSafeInteger(value) && (value as number) >= 1)) return value as number;
   // badOption shows values as JSON, where NaN and -Infinity would read `null`.
   throw typeof value === 'number'
-    ? new TypeError(`${FACTORY}: option "maxBacklog" must be ${BACKLOG_EXPECTED}, got ${String(value)}`)
+    ? optionError(
+        OPTION_ERRORS.invalid,
+        FACTORY,
+        `${FACTORY}: option "maxBacklog" must be ${BACKLOG_EXPECTED}, got ${String(value)}`,
+      )
     : badOption(FACTORY, 'maxBacklog', value, BACKLOG_EXPECTED);
 }

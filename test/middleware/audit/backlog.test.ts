@@ -194,12 +194,15 @@ describe('audit() maxBacklog', () => {
   });
 
   test.each([
-    [0, /option "maxBacklog" must be a whole number >= 1, or Infinity \(never drop\), got 0$/],
-    [-1, /option "maxBacklog" must be .*, got -1$/],
-    [NaN, /option "maxBacklog" must be .*, got NaN$/],
-    [1.5, /option "maxBacklog" must be .*, got 1\.5$/],
-    [-Infinity, /option "maxBacklog" must be .*, got -Infinity$/],
-    ['10', /option "maxBacklog" must be .*, got "10"$/],
+    [
+      0,
+      /option "maxBacklog" must be a whole number >= 1, or Infinity \(never drop\), got 0 \(see docs\/middleware\/audit\.md#options\)$/,
+    ],
+    [-1, /option "maxBacklog" must be .*, got -1 \(see docs\/middleware\/audit\.md#options\)$/],
+    [NaN, /option "maxBacklog" must be .*, got NaN \(see docs\/middleware\/audit\.md#options\)$/],
+    [1.5, /option "maxBacklog" must be .*, got 1\.5 \(see docs\/middleware\/audit\.md#options\)$/],
+    [-Infinity, /option "maxBacklog" must be .*, got -Infinity \(see docs\/middleware\/audit\.md#options\)$/],
+    ['10', /option "maxBacklog" must be .*, got "10" \(see docs\/middleware\/audit\.md#options\)$/],
   ])('maxBacklog %p is refused at construction', (value, message) => {
     expect(() => audit({ logger: { log() {} }, maxBacklog: value as never })).toThrow(TypeError);
     expect(() => audit({ logger: { log() {} }, maxBacklog: value as never })).toThrow(message);
