@@ -105,7 +105,7 @@ export {
   metrics,
   metricsHandler,
 } from './middleware/metrics/index.js';
-export type { LimiterHooks, MetricsMiddleware, MetricsOptions } from './middleware/metrics/index.js';
+export type { MetricsMiddleware, MetricsOptions } from './middleware/metrics/index.js';
 export { dispatch } from './middleware/dispatch/index.js';
 export type { DispatchMiddleware, DispatchOptions, ServerCapabilities } from './middleware/dispatch/index.js';
 export { mcpEndpoint } from './middleware/endpoint/index.js';

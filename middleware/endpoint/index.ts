@@ -21,7 +21,9 @@ import { classifyRevision } from '../classify-revision/index.js';
 import { type Composed, compose } from '../compose/index.js';
 import { type DispatchMiddleware, dispatch } from '../dispatch/index.js';
 import { guardOrigin } from '../guard-origin/index.js';
+import { chainHooks } from '../../core/limits-hooks.js';
 import { log } from '../../core/log.js';
+import { isJsonObject } from '../../lib/json.js';
 import { type LimitsMiddleware, type LimitsOptions, type LimitsStats, limits } from '../limits/index.js';
 import { methodGuard } from '../method-guard/index.js';
 import { type MetricsMiddleware, metrics, metricsHandler } from '../metrics/index.js';
@@ -94,32 +96,13 @@ export type McpEndpoint = Composed & {
   readonly parts: McpEndpointParts;
 };
 
-type Hook = (...args: unknown[]) => void;
-
 /** The limits' hooks with the metrics' hooks in front of the application's own (both run). */
 function limitsOptions(l: LimitsOptions, m: MetricsMiddleware | undefined): LimitsOptions {
   if (m === undefined) return l;
-  const ours = m.limiterHooks() as unknown as Record<string, Hook>;
-  const theirs = l.hooks as unknown;
-  if (theirs === undefined) return { ...l, hooks: ours };
+  const theirs: unknown = l.hooks;
   // Not an object: limits() refuses it, naming the option.
-  if (theirs === null || typeof theirs !== 'object') return l;
-  const hooks: Record<string, unknown> = Object.assign(Object.create(null) as object, ours);
-  for (const k of Object.keys(theirs)) {
-    const a = Object.hasOwn(ours, k) ? ours[k] : undefined;
-    const b = (theirs as Record<string, unknown>)[k];
-    hooks[k] =
-      typeof a === 'function' && typeof b === 'function'
-        ? (...args: unknown[]): void => {
-            try {
-              a(...args);
-            } finally {
-              (b as Hook)(...args);
-            }
-          }
-        : b;
-  }
-  return { ...l, hooks };
+  if (theirs !== undefined && !isJsonObject(theirs)) return l;
+  return { ...l, hooks: chainHooks(m.limiterHooks(), l.hooks ?? {}) };
 }
 
 /** checkHeaders()'s `Mcp-Param-*` lookup: the tools handler's own (a ToolRegistry has one), if any. */

@@ -5,6 +5,9 @@
  */
 import { type InflightScope, LIMIT_DEFAULTS, type LimitReason, MAX_LIMIT_VALUE } from '../../lib/limits.js';
 import { errorMeta, log } from '../../core/log.js';
+import type { LimitsHooks } from '../../core/limits-hooks.js';
+
+export type { LimitsHooks };
 import {
   badOption,
   fnOption,
@@ -48,23 +51,6 @@ export interface RedisStoreOptions {
   slotLeaseMs?: number;
   /** After a Redis failure, go straight to the outage policy for this long before trying Redis again, in ms. Default 1000. */
   retryIntervalMs?: number;
-}
-
-/**
- * Observation hooks (metrics). Each is called synchronously; an exception thrown by a hook is logged and ignored.
- */
-export interface LimitsHooks {
-  /** A request was refused by a limit (429). */
-  onDenied?(reason: LimitReason): void;
-  /** This process's number of requests holding a slot of `scope` changed to `value`. */
-  onInflight?(scope: InflightScope, value: number): void;
-  /** Budgeted work was recorded when a request closed: `ms` charged by the request, or its wall-clock time. */
-  onCharge?(ms: number, source: 'charged' | 'wall_clock'): void;
-  /**
-   * A Redis operation failed or timed out. `outcome`: `insurance` (fail-open: answered from this process's
-   * memory), `refused` (fail-closed: the request got 503), `dropped` (a release, renewal or charge was lost).
-   */
-  onStoreError?(error: Error, outcome: 'insurance' | 'refused' | 'dropped'): void;
 }
 
 export interface LimitsOptions {

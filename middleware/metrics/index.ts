@@ -16,18 +16,18 @@ import { mountOrderCheck } from '../../core/mount-order.js';
 import type { Middleware, RequestLocals } from '../../core/types.js';
 import { createMetricSet } from './definitions.js';
 import { type MetricsOptions, resolveMetricsOptions } from './options.js';
-import { type LimiterHooks, createRecorder } from './record.js';
+import type { LimitsHooks } from '../../core/limits-hooks.js';
+import { createRecorder } from './record.js';
 
 export { DEFAULT_DURATION_BUCKETS, TRANSPORT_REASONS } from './definitions.js';
 export { metricsHandler } from './handler.js';
 export type { MetricsOptions } from './options.js';
-export type { LimiterHooks } from './record.js';
 
 export type MetricsMiddleware = Middleware & {
   /** The registry holding this instance's metrics (serve it with `metricsHandler`). */
   readonly registry: Registry;
   /** Hooks for `limits({ hooks })`: denials by reason, in-flight gauges, charges, store errors. */
-  limiterHooks(): LimiterHooks;
+  limiterHooks(): Required<LimitsHooks>;
   /**
    * Report whether a shared store answers: `mcp_store_up{store}` is 1, or 0 while its fallback is in use (the
    * limits on per-process memory, a change feed's announcements reaching this process only). A store never

@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RULE_NAMES } from '../../lib/redact/index.js';
+import type { LimitsHooks } from '../../core/limits-hooks.js';
 import type { RequestLocals } from '../../core/types.js';
 import {
   DEFINITIONS,
@@ -18,18 +19,10 @@ import {
 import { LabelLookup, type Tally } from './tally.js';
 import { type MetricsConfig, TOOL_NAME } from './options.js';
 
-/** What the `limits()` middleware accepts as `hooks` (structurally). */
-export interface LimiterHooks {
-  onDenied(reason: string): void;
-  onInflight(scope: string, value: number): void;
-  onCharge(ms: number, source: string): void;
-  onStoreError(error: unknown, outcome: string): void;
-}
-
 export interface Recorder {
   /** Records a request that finished (`finished`) or whose client went away first. */
   record(req: IncomingMessage, res: ServerResponse, start: number, finished: boolean): void;
-  readonly hooks: LimiterHooks;
+  readonly hooks: Required<LimitsHooks>;
   /** Sets `store_up{store}`: 1 when the store answers, 0 while its fallback is in use. */
   storeUp(store: string, up: boolean): void;
 }
@@ -142,7 +135,7 @@ export function createRecorder(
     duration(method, outcome).observe((performance.now() - start) / 1000);
   }
 
-  const hooks: LimiterHooks = {
+  const hooks: Required<LimitsHooks> = {
     onDenied(reason) {
       hooksInUse = true;
       if (sets.limit.has(reason)) denied(reason).inc();

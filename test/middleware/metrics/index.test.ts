@@ -338,9 +338,10 @@ describe('limiter hooks', () => {
     const registry = new Registry();
     const h = metrics({ registry }).limiterHooks();
     h.onStoreError(new Error('x'), 'insurance');
-    h.onStoreError(new Error('x'), 'bogus');
-    h.onDenied('bogus');
-    h.onInflight('bogus', 3);
+    // Values outside the types, as an untyped caller could pass them.
+    h.onStoreError(new Error('x'), 'bogus' as never);
+    h.onDenied('bogus' as never);
+    h.onInflight('bogus' as never, 3);
     const s = samples(await registry.metrics());
     expect(s.get(sampleKey('mcp_ratelimit_store_errors_total', { outcome: 'insurance' }))).toBe(1);
     expect([...s.keys()].some((k) => k.includes('bogus'))).toBe(false);
