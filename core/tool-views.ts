@@ -25,7 +25,10 @@ export interface ToolView {
  * Where a request's tool views live on `req.locals`. A registered symbol: the ESM and CommonJS copies of the
  * package share it, and no JSON-RPC method name or application string key reaches it.
  */
-export const TOOL_VIEWS: unique symbol = Symbol.for('mcpware.toolViews');
+const KEY: unique symbol = Symbol.for('mcpware.toolViews');
+// The functions below read the module's own binding: the CommonJS build would otherwise read the symbol from
+// `exports` at each call, which bench/ab.ts shows on every tools/call.
+export { KEY as TOOL_VIEWS };
 
 /**
  * Set to `true` on a tools handler object that applies the request's views itself (a ToolRegistry does, so its
@@ -35,15 +38,15 @@ export const TOOL_VIEWS_APPLIED: unique symbol = Symbol.for('mcpware.toolViewsAp
 
 /** The tool views installed on a request (`req.locals`), outermost (closest to the client) first. */
 export function toolViewsOf(locals: RequestLocals | undefined): readonly ToolView[] {
-  return locals?.[TOOL_VIEWS] ?? [];
+  return locals?.[KEY] ?? [];
 }
 
 /** Install a view on a request (innermost last). Installing the same view twice is a no-op. */
 export function addToolView(req: IncomingMessage, view: ToolView): void {
   const locals = localsOf(req);
-  const list = locals[TOOL_VIEWS] ?? [];
+  const list = locals[KEY] ?? [];
   if (!list.includes(view)) list.push(view);
-  locals[TOOL_VIEWS] = list;
+  locals[KEY] = list;
 }
 
 /**
