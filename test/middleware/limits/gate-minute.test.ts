@@ -5,14 +5,13 @@
  * batch, invalid UTF-8) counts as one request of the caller's minute, so that such bodies alone run into the
  * minute and then into the gate. Through mcpEndpoint() on node:http, with the memory store and a real Redis.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type Redis from 'ioredis';
 import { hashKey } from '../../../middleware/api-key-auth/index';
 import { mcpEndpoint } from '../../../middleware/endpoint/index';
 import type { LimitsOptions } from '../../../middleware/limits/index';
 import { ToolRegistry, ok } from '../../../handlers/tools/index';
 import { type RedisServer, connectRedis, redisDescribe, startRedis } from '../../support/redis';
+import { type Served, sendPartial, serveWatchingBody, type Answer } from '../../support/unread-body';
 import { until } from '../../support/streaming';
 
 const ALICE = 'minute-alice-key-0123456789';
@@ -35,13 +34,7 @@ const BATCH = JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'tools/list' }]);
 const NOT_UTF8 = Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]);
 const MIB3 = Buffer.alloc(3 * 1024 * 1024, '{');
 
-/** A listening endpoint that remembers, per request, whether anything read its body before the answer ended. */
-interface Served {
-  url: string;
-  bodyRead: (() => boolean)[];
-  close(): Promise<void>;
-}
-
+/** The endpoint with `limits` on a server that watches each request's body. */
 async function serve(limits: LimitsOptions): Promise<Served> {
   const endpoint = mcpEndpoint({
     auth: { apiKeys: keys },
@@ -55,58 +48,12 @@ async function serve(limits: LimitsOptions): Promise<Served> {
     limits: { logger: quiet, ...limits },
     logger: quiet,
   });
-  const bodyRead: (() => boolean)[] = [];
-  const server = http.createServer((req, res) => {
-    let atAnswer: boolean | undefined;
-    const now = () => req.listenerCount('data') > 0 || req.readableEnded;
-    // Ahead of node's own 'finish' listener, which drains what is left of an unread body.
-    res.prependOnceListener('finish', () => (atAnswer = now()));
-    bodyRead.push(() => atAnswer ?? now());
-    endpoint(req, res);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    bodyRead,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
+  return serveWatchingBody(endpoint);
 }
 
-interface Answer {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: Record<string, unknown>;
-}
-
-/**
- * POST `body`, declaring its full length but sending only its first `sent` bytes (all by default). The answer
- * is read whole; then the connection is closed, the rest of the body never sent.
- */
+/** POST as `key` in `version` (see sendPartial). */
 function send(url: string, key: string, body: Buffer | string, sent?: number, version?: string) {
-  const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body);
-  let answer: Answer | undefined;
-  const req = http.request(url, {
-    method: 'POST',
-    agent: false,
-    headers: { ...headers(key, version), 'Content-Length': bytes.length },
-  });
-  const done = new Promise<Answer>((resolve, reject) => {
-    req.on('response', (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => {
-        answer = { status: res.statusCode ?? 0, headers: res.headers, body: JSON.parse(text) };
-        req.destroy();
-        resolve(answer);
-      });
-    });
-    req.on('error', (e) => (answer ? undefined : reject(e)));
-  });
-  if (sent === undefined) req.end(bytes);
-  else req.write(bytes.subarray(0, sent));
-  return { done, answered: () => answer !== undefined, abort: () => req.destroy() };
+  return sendPartial(url, headers(key, version), body, sent);
 }
 
 /** The gate's 429 for the minute: no id, since no body was read. */

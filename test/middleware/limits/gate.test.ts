@@ -4,8 +4,6 @@
  * client is still sending it), a batch, invalid UTF-8 and a too deep body. Through mcpEndpoint(), and through the
  * README's order built by hand on bare node:http. Other callers are not affected.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Registry } from 'prom-client';
 import { hashKey } from '../../../middleware/api-key-auth/index';
 import { apiKeyAuth } from '../../../middleware/api-key-auth/index';
@@ -20,6 +18,7 @@ import { methodGuard } from '../../../middleware/method-guard/index';
 import { parse } from '../../../middleware/parse/index';
 import { rejectBatch } from '../../../middleware/reject-batch/index';
 import { ToolRegistry, ok } from '../../../handlers/tools/index';
+import { type Answer, type Served, sendPartial, serveWatchingBody } from '../../support/unread-body';
 import { until } from '../../support/streaming';
 
 const ALICE = 'gate-alice-key-0123456789';
@@ -57,68 +56,9 @@ const LIST = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
 const call = (name: string) =>
   JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name, arguments: {} } });
 
-/** A listening server that remembers, per request, whether anything read its body before the answer ended. */
-interface Served {
-  url: string;
-  /** One entry per request, in arrival order: true once something listens for or has read its body. */
-  bodyRead: (() => boolean)[];
-  close(): Promise<void>;
-}
-
-async function serve(listener: http.RequestListener): Promise<Served> {
-  const bodyRead: (() => boolean)[] = [];
-  const server = http.createServer((req, res) => {
-    let atAnswer: boolean | undefined;
-    const now = () => req.listenerCount('data') > 0 || req.readableEnded;
-    // Ahead of node's own 'finish' listener, which drains what is left of an unread body.
-    res.prependOnceListener('finish', () => (atAnswer = now()));
-    bodyRead.push(() => atAnswer ?? now());
-    listener(req, res);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    bodyRead,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
-}
-
-interface Answer {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: Record<string, unknown>;
-}
-
-/**
- * POST `body`, declaring its full length but sending only its first `sent` bytes (all by default). The answer
- * is read whole; then the connection is closed, the rest of the body never sent.
- */
-function send(url: string, key: string, body: Buffer | string, sent?: number) {
-  const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body);
-  let answer: Answer | undefined;
-  const req = http.request(url, {
-    method: 'POST',
-    agent: false,
-    headers: { ...headers(key), 'Content-Length': bytes.length },
-  });
-  const done = new Promise<Answer>((resolve, reject) => {
-    req.on('response', (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => {
-        answer = { status: res.statusCode ?? 0, headers: res.headers, body: JSON.parse(text) };
-        req.destroy();
-        resolve(answer);
-      });
-    });
-    req.on('error', (e) => (answer ? undefined : reject(e)));
-  });
-  if (sent === undefined) req.end(bytes);
-  else req.write(bytes.subarray(0, sent));
-  return { done, answered: () => answer !== undefined, abort: () => req.destroy() };
-}
+const serve = serveWatchingBody;
+const send = (url: string, key: string, body: Buffer | string, sent?: number) =>
+  sendPartial(url, headers(key), body, sent);
 
 const MIB3 = Buffer.alloc(3 * 1024 * 1024, '{');
 const BATCH = JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'tools/list' }]);
