@@ -58,6 +58,7 @@ const OPTION_DOCS: ReadonlyMap<string, string> = new Map([
   ['resources', 'docs/handlers/resources.md#options'],
   ['memoryResources', 'docs/handlers/resources.md#options'],
   ['ToolRegistry', 'docs/handlers/tools.md#options'],
+  ['ToolRegistry.register', 'docs/handlers/tools.md#usage'],
   ['McpTestClient', 'docs/testing.md#options'],
   ['TestIssuer', 'docs/testing.md#testissuer'],
 ]);

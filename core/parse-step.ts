@@ -21,6 +21,7 @@ import {
   readBody,
   releaseBody,
 } from './body.js';
+import { badOption } from './options.js';
 import { localsOf, sendInternalError, sendRefusal } from './respond.js';
 import type { Logger } from './types.js';
 
@@ -76,18 +77,14 @@ export function resolveBodyOptions(factory: string, opts: BodyOptions): Resolved
         ? parseByteSize(opts.limit)
         : undefined;
     if (n === undefined) {
-      throw new TypeError(
-        `${factory}: option "limit" must be a positive byte count or a size like "4mb", got ${JSON.stringify(opts.limit)}`,
-      );
+      throw badOption(factory, 'limit', opts.limit, 'a positive byte count or a size like "4mb"');
     }
     limit = n;
   }
   let maxDepth = 64;
   if (opts.maxDepth !== undefined) {
     if (!Number.isSafeInteger(opts.maxDepth) || opts.maxDepth < 2) {
-      throw new TypeError(
-        `${factory}: option "maxDepth" must be an integer of at least 2, got ${JSON.stringify(opts.maxDepth)}`,
-      );
+      throw badOption(factory, 'maxDepth', opts.maxDepth, 'an integer of at least 2');
     }
     maxDepth = opts.maxDepth;
   }

@@ -9,7 +9,13 @@ import { deepFreeze } from '../../lib/encode.js';
 import type { Era } from '../../lib/errors.js';
 import type { JsonObject } from '../../lib/jsonrpc.js';
 import { type ParamHeader, paramHeaders as scanParamHeaders } from '../../lib/xmcpheader.js';
-import { closest } from '../../core/options.js';
+import {
+  OPTION_ERRORS,
+  type OptionError,
+  type OptionErrorCode,
+  closest,
+  optionError,
+} from '../../core/options.js';
 import { isJsonObject } from '../../lib/json.js';
 import type {
   JsonSchema,
@@ -55,6 +61,11 @@ const TOOL_KEYS: readonly (keyof Tool)[] = [
 /** The characters the spec says a tool name should hold (2025-11-25 and 2026-07-28): `A-Z a-z 0-9 _ - .`. */
 const TOOL_NAME = /^[A-Za-z0-9_.-]+$/;
 
+/** A refused tool definition: an option error whose docs pointer leads to how tools are defined. */
+export function definitionError(code: OptionErrorCode, message: string): OptionError {
+  return optionError(code, 'ToolRegistry.register', message);
+}
+
 /**
  * Check and prepare one tool. Throws a TypeError for an unknown field (in a plain object), an invalid name, a
  * missing `call`, an `inputSchema` that is not an object schema, a schema the compiler refuses, or an invalid
@@ -62,23 +73,35 @@ const TOOL_NAME = /^[A-Za-z0-9_.-]+$/;
  */
 export function prepareEntry(tool: Tool, compiler: SchemaCompiler, anyName = false): Entry {
   if (tool === null || typeof tool !== 'object')
-    throw new TypeError(`ToolRegistry: a tool must be an object, got ${String(tool)}`);
+    throw definitionError(
+      OPTION_ERRORS.invalid,
+      `ToolRegistry: a tool must be an object, got ${String(tool)}`,
+    );
   const name = checkName(tool.name, anyName);
   const where = `ToolRegistry: tool "${clip(name)}"`;
   knownFields(tool, where);
-  if (typeof tool.call !== 'function') throw new TypeError(`${where}: call must be a function`);
+  if (typeof tool.call !== 'function') {
+    const code = tool.call === undefined ? OPTION_ERRORS.missing : OPTION_ERRORS.invalid;
+    throw definitionError(code, `${where}: call must be a function`);
+  }
   if (tool.describe !== undefined && typeof tool.describe !== 'function')
-    throw new TypeError(`${where}: describe must be a function`);
+    throw definitionError(OPTION_ERRORS.invalid, `${where}: describe must be a function`);
   const inputSchema = inputSchemaOf(tool, where);
   const outputSchema = outputSchemaOf(tool, where);
   const statics = staticFields(tool, where);
   const headers = scanParamHeaders(inputSchema);
-  if (!headers.ok) throw new TypeError(`${where}: invalid x-mcp-header annotation: ${headers.error}`);
+  if (!headers.ok) {
+    throw definitionError(
+      OPTION_ERRORS.invalid,
+      `${where}: invalid x-mcp-header annotation: ${headers.error}`,
+    );
+  }
   const compile = (schema: JsonSchema, which: string): SchemaValidator => {
     try {
       return compiler.compile(schema);
     } catch (e) {
-      throw new TypeError(
+      throw definitionError(
+        OPTION_ERRORS.invalid,
         `${where}: ${which} does not compile: ${e instanceof Error ? e.message : String(e)}`,
       );
     }
@@ -101,12 +124,14 @@ export function prepareEntry(tool: Tool, compiler: SchemaCompiler, anyName = fal
 
 function checkName(name: unknown, anyName: boolean): string {
   if (typeof name !== 'string' || name.length === 0 || name.length > 128) {
-    throw new TypeError(
+    throw definitionError(
+      name === undefined ? OPTION_ERRORS.missing : OPTION_ERRORS.invalid,
       `ToolRegistry: a tool name must be a string of 1 to 128 characters, got ${JSON.stringify(name)}`,
     );
   }
   if (!anyName && !TOOL_NAME.test(name)) {
-    throw new TypeError(
+    throw definitionError(
+      OPTION_ERRORS.invalid,
       `ToolRegistry: tool name ${JSON.stringify(clip(name))} holds characters outside A-Z a-z 0-9 _ - . ` +
         "(the spec's tool name characters); rename it, or pass allowAnyToolName: true to the registry",
     );
@@ -126,14 +151,20 @@ function knownFields(tool: Tool, where: string): void {
     if ((TOOL_KEYS as readonly string[]).includes(key)) continue;
     const near = closest(key, TOOL_KEYS);
     const hint = near === undefined ? `; known fields: ${TOOL_KEYS.join(', ')}` : `; did you mean "${near}"?`;
-    throw new TypeError(`${where}: unknown field ${JSON.stringify(clip(key))}${hint}`);
+    throw definitionError(
+      OPTION_ERRORS.unknown,
+      `${where}: unknown field ${JSON.stringify(clip(key))}${hint}`,
+    );
   }
 }
 
 function inputSchemaOf(tool: Tool, where: string): JsonObject {
   if (tool.inputSchema === undefined) return NO_ARGUMENTS;
   if (!isJsonObject(tool.inputSchema) || tool.inputSchema.type !== 'object') {
-    throw new TypeError(`${where}: inputSchema must be a JSON Schema object with "type": "object"`);
+    throw definitionError(
+      OPTION_ERRORS.invalid,
+      `${where}: inputSchema must be a JSON Schema object with "type": "object"`,
+    );
   }
   return deepFreeze(structuredClone(tool.inputSchema));
 }
@@ -142,7 +173,10 @@ function outputSchemaOf(tool: Tool, where: string): JsonSchema | undefined {
   const schema = tool.outputSchema;
   if (schema === undefined || typeof schema === 'boolean') return schema;
   if (!isJsonObject(schema)) {
-    throw new TypeError(`${where}: outputSchema must be a JSON Schema (an object or a boolean)`);
+    throw definitionError(
+      OPTION_ERRORS.invalid,
+      `${where}: outputSchema must be a JSON Schema (an object or a boolean)`,
+    );
   }
   return deepFreeze(structuredClone(schema));
 }
@@ -182,7 +216,8 @@ function staticFields(t: Tool, where: string): Readonly<Record<string, unknown>>
   try {
     text = JSON.stringify(out);
   } catch (err) {
-    throw new TypeError(
+    throw definitionError(
+      OPTION_ERRORS.invalid,
       `${where}: title, description, annotations, icons and _meta must be JSON values (${err instanceof Error ? err.message : String(err)})`,
     );
   }

@@ -29,6 +29,7 @@ import { isJsonObject } from '../../lib/json.js';
 import { errorMeta, log } from '../../core/log.js';
 import { then } from '../../core/maybe-promise.js';
 import {
+  OPTION_ERRORS,
   badOption,
   boolOption,
   fnOption,
@@ -40,7 +41,7 @@ import {
 import { stderrLogger } from '../../core/respond.js';
 import { TOOL_VIEWS_APPLIED, exposeThrough, resolveThrough, toolViewsOf } from '../../core/tool-views.js';
 import type { Logger } from '../../core/types.js';
-import { type Entry, definition, prepareEntry } from './entry.js';
+import { type Entry, definition, definitionError, prepareEntry } from './entry.js';
 import type {
   CallToolResult,
   SchemaCompiler,
@@ -156,7 +157,7 @@ export class ToolRegistry {
       const entry = prepareEntry(tool, this.#compiler, this.#anyName);
       const name = entry.tool.name;
       if (this.#entries.has(name) || names.has(name))
-        throw new TypeError(`ToolRegistry: duplicate tool name "${clip(name)}"`);
+        throw definitionError(OPTION_ERRORS.invalid, `ToolRegistry: duplicate tool name "${clip(name)}"`);
       names.add(name);
       prepared.push(entry);
     }

@@ -25,7 +25,14 @@ import { type AuthDecision, type AuthMiddleware, chainMiddleware } from '../auth
 import { CHALLENGE_OPTIONS, type ChallengeOptions, resolveChallenge } from '../auth/challenge.js';
 import { escapeIdentity } from '../../lib/sanitize.js';
 import { log } from '../../core/log.js';
-import { boolOption, knownKeys, loggerOption, optionsObject } from '../../core/options.js';
+import {
+  OPTION_ERRORS,
+  boolOption,
+  knownKeys,
+  loggerOption,
+  optionError,
+  optionsObject,
+} from '../../core/options.js';
 import { stderrLogger } from '../../core/respond.js';
 import type { Logger, Principal } from '../../core/types.js';
 
@@ -65,15 +72,21 @@ function resolveApiKeyOptions(options: ApiKeyAuthOptions | undefined): ApiKeyCon
   const allowNoGroups = boolOption(FACTORY, 'allowKeysWithoutGroups', o.allowKeysWithoutGroups, false);
   const allowEmpty = boolOption(FACTORY, 'insecureAllowEmpty', o.insecureAllowEmpty, false);
   if (o.keys === undefined) {
-    throw new TypeError(`${FACTORY}: option "keys" is required (an array of { userId, hash, groups })`);
+    throw optionError(
+      OPTION_ERRORS.missing,
+      FACTORY,
+      `${FACTORY}: option "keys" is required (an array of { userId, hash, groups })`,
+    );
   }
   const r = normalizeKeys(o.keys, { allowNoGroups });
   if (!r.ok) {
     const option = r.index < 0 ? 'keys' : r.field;
-    throw new TypeError(`${FACTORY}: option "${option}" ${r.message}`);
+    throw optionError(OPTION_ERRORS.invalid, FACTORY, `${FACTORY}: option "${option}" ${r.message}`);
   }
   if (r.keys.length === 0 && !allowEmpty) {
-    throw new TypeError(
+    throw optionError(
+      OPTION_ERRORS.invalid,
+      FACTORY,
       `${FACTORY}: option "keys" is an empty list, which would leave the endpoint unprotected; ` +
         'pass insecureAllowEmpty: true to run without keys in development',
     );

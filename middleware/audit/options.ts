@@ -94,7 +94,9 @@ const BACKLOG_EXPECTED = 'a whole number >= 1, or Infinity (never drop)';
 
 /** Validates every option of `audit()`; throws a TypeError naming the option on the first bad one. */
 export function resolveAuditOptions(options: AuditOptions): AuditConfig {
-  if (options === undefined) throw new TypeError(`${FACTORY}: options must be an object with a logger`);
+  if (options === undefined) {
+    throw optionError(OPTION_ERRORS.missing, FACTORY, `${FACTORY}: options must be an object with a logger`);
+  }
   const o = optionsObject(FACTORY, options);
   knownKeys(FACTORY, o, KNOWN);
   return Object.freeze({

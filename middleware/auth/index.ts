@@ -8,7 +8,7 @@
  * app.use('/mcp', authenticate([apiKeyAuth({ keys }), oidcAuth({ issuer, audience })], { resourceMetadataUrl }));
  */
 import { stderrLogger } from '../../core/respond.js';
-import { knownKeys, loggerOption, optionsObject } from '../../core/options.js';
+import { OPTION_ERRORS, knownKeys, loggerOption, optionError, optionsObject } from '../../core/options.js';
 import type { Logger, Middleware } from '../../core/types.js';
 import { type Authenticator, chainMiddleware, isAuthenticator, quiet } from './chain.js';
 import { CHALLENGE_OPTIONS, type ChallengeOptions, resolveChallenge } from './challenge.js';
@@ -58,7 +58,9 @@ export function authenticate(
     authenticators.length === 0 ||
     !authenticators.every(isAuthenticator)
   ) {
-    throw new TypeError(
+    throw optionError(
+      OPTION_ERRORS.invalid,
+      FACTORY,
       `${FACTORY}: the first argument must be a non-empty array of authenticators (apiKeyAuth(...), oidcAuth(...)); ` +
         'did you pass the factory instead of calling it?',
     );

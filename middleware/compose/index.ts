@@ -10,7 +10,14 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendInternalError, sendJson, stderrLogger } from '../../core/respond.js';
-import { badOption, knownKeys, loggerOption, optionsObject } from '../../core/options.js';
+import {
+  OPTION_ERRORS,
+  badOption,
+  knownKeys,
+  loggerOption,
+  optionError,
+  optionsObject,
+} from '../../core/options.js';
 import type { Logger, Middleware } from '../../core/types.js';
 
 export interface ComposeOptions {
@@ -49,7 +56,7 @@ const MAX_PATH = 1024;
  */
 export function compose(middlewares: readonly Middleware[], options?: ComposeOptions): Composed {
   if (!Array.isArray(middlewares) || middlewares.some((m) => typeof m !== 'function')) {
-    throw new TypeError('compose: expected an array of middleware functions');
+    throw optionError(OPTION_ERRORS.invalid, 'compose', 'compose: expected an array of middleware functions');
   }
   const o = optionsObject('compose', options);
   knownKeys('compose', o, ['logger', 'path']);

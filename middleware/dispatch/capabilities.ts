@@ -8,7 +8,7 @@
 import { hasCapability } from '../../lib/routing.js';
 import type { ServerCapabilities } from '../../core/contract.js';
 import { type ChangeFeed, changesOf } from '../../core/change-feed.js';
-import { badOption } from '../../core/options.js';
+import { OPTION_ERRORS, badOption, optionError } from '../../core/options.js';
 import { isJsonObject } from '../../lib/json.js';
 
 /** The (namespace, member) pairs each capability requires of the handlers. */
@@ -78,7 +78,9 @@ export function resolveCapabilities(given: unknown, has: Has, feeds: Feeds): Ser
       ([ns, m]) => `handlers.${ns}.${m}`,
     );
     if (missing.length > 0) {
-      throw new TypeError(
+      throw optionError(
+        OPTION_ERRORS.invalid,
+        'dispatch',
         `dispatch: option "capabilities" declares ${cap}, a promise to answer it, but ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} missing`,
       );
     }
@@ -88,7 +90,9 @@ export function resolveCapabilities(given: unknown, has: Has, feeds: Feeds): Ser
     !feeds.resources &&
     !(has('resources', 'subscribe') && has('resources', 'unsubscribe'))
   ) {
-    throw new TypeError(
+    throw optionError(
+      OPTION_ERRORS.invalid,
+      'dispatch',
       'dispatch: option "capabilities" declares resources.subscribe, but handlers.resources has no change feed (the changes option of resources()) and no subscribe and unsubscribe members',
     );
   }
@@ -107,7 +111,9 @@ function deriveCapabilities(has: Has, feeds: Feeds): ServerCapabilities {
     const missing = need.filter(([ns, m]) => !has(ns, m));
     if (missing.length === 0) caps[cap] = {};
     else if (missing.length < need.length) {
-      throw new TypeError(
+      throw optionError(
+        OPTION_ERRORS.invalid,
+        'dispatch',
         `dispatch: option "handlers" has part of the ${cap} methods; add ${missing.map(([ns, m]) => `${ns}.${m}`).join(' and ')} (or declare capabilities explicitly)`,
       );
     }

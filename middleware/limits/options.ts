@@ -9,11 +9,13 @@ import type { LimitsHooks } from '../../core/limits-hooks.js';
 
 export type { LimitsHooks };
 import {
+  OPTION_ERRORS,
   badOption,
   fnOption,
   intOption,
   knownKeys,
   loggerOption,
+  optionError,
   optionsObject,
   stringOption,
 } from '../../core/options.js';
@@ -107,7 +109,11 @@ const HOOK_NAMES = ['onDenied', 'onInflight', 'onCharge', 'onStoreError'] as con
 export function resolveLimitsOptions(options: Readonly<LimitsOptions> | undefined): LimitsConfig {
   const o = optionsObject(NAME, options);
   if (typeof (o as { on?: unknown }).on === 'function' && 'method' in o) {
-    throw new TypeError(`${NAME}: it looks like you wrote app.use(limits); write app.use(limits({ ... }))`);
+    throw optionError(
+      OPTION_ERRORS.invalid,
+      NAME,
+      `${NAME}: it looks like you wrote app.use(limits); write app.use(limits({ ... }))`,
+    );
   }
   knownKeys(NAME, o, OPTION_NAMES);
   const limit = (name: keyof typeof LIMIT_DEFAULTS): number =>

@@ -7,12 +7,14 @@
 import { type ClaimMapping, type ClaimPath, defaultRolesClaims } from '../../lib/oidcclaims.js';
 import { CHALLENGE_OPTIONS, type ChallengeOptions, resolveChallenge, scopeList } from '../auth/challenge.js';
 import {
+  OPTION_ERRORS,
   badOption,
   boolOption,
   fnOption,
   intOption,
   knownKeys,
   loggerOption,
+  optionError,
   optionsObject,
   stringOption,
 } from '../../core/options.js';
@@ -215,7 +217,9 @@ function resolveAudience(o: OidcAuthOptions): Pick<VerifyConfig, 'audience' | 'c
   }
   const clientId = stringOption(FACTORY, 'clientId', o.clientId, undefined);
   if (audience === undefined && clientId === undefined) {
-    throw new TypeError(
+    throw optionError(
+      OPTION_ERRORS.missing,
+      FACTORY,
       `${FACTORY}: set "audience" (this server's resource URI, RFC 8707) or "clientId": a token must be checked ` +
         'for having been issued to this server',
     );

@@ -2,7 +2,14 @@
  * The view `toolFilter()` installs: its options (an allow-list and per-tool overrides), validated once, and the
  * {@link ToolView} they describe. The views machinery `dispatch()` and `ToolRegistry` apply is core/tool-views.ts.
  */
-import { badOption, closest, knownKeys, optionsObject } from '../../core/options.js';
+import {
+  OPTION_ERRORS,
+  badOption,
+  closest,
+  knownKeys,
+  optionError,
+  optionsObject,
+} from '../../core/options.js';
 import type { ToolView } from '../../core/tool-views.js';
 import { isJsonObject } from '../../lib/json.js';
 
@@ -44,7 +51,11 @@ function overrideOf(actual: string, o: unknown): ToolOverride {
     if (OVERRIDE_FIELDS.includes(key as keyof ToolOverride)) continue;
     const near = closest(key, OVERRIDE_FIELDS);
     const hint = near === undefined ? '' : `; did you mean "${near}"?`;
-    throw new TypeError(`${F}: option "${where}" has unknown key "${key}"${hint} (known: name, description)`);
+    throw optionError(
+      OPTION_ERRORS.unknown,
+      F,
+      `${F}: option "${where}" has unknown key "${key}"${hint} (known: name, description)`,
+    );
   }
   const { name, description } = o as Record<string, unknown>;
   if (name !== undefined && typeof name !== 'string') throw badOption(F, `${where}.name`, name, 'a string');
@@ -52,7 +63,11 @@ function overrideOf(actual: string, o: unknown): ToolOverride {
     throw badOption(F, `${where}.description`, description, 'a string');
   }
   if (!name && !description) {
-    throw new TypeError(`${F}: option "${where}" must set a name or a description (both are empty)`);
+    throw optionError(
+      OPTION_ERRORS.invalid,
+      F,
+      `${F}: option "${where}" must set a name or a description (both are empty)`,
+    );
   }
   return { name, description } as ToolOverride;
 }
@@ -71,12 +86,18 @@ export function createToolView(options: ToolFilterOptions): ToolView {
   const describeAs = new Map<string, string>();
   const renamedFrom = new Map<string, string>();
   for (const [actual, raw] of Object.entries(rawOverride as Record<string, unknown>)) {
-    if (actual === '') throw new TypeError(`${F}: option "override" has an empty tool name`);
+    if (actual === '') {
+      throw optionError(OPTION_ERRORS.invalid, F, `${F}: option "override" has an empty tool name`);
+    }
     const { name, description } = overrideOf(actual, raw);
     if (name && name !== actual) {
       const prior = renamedFrom.get(name);
       if (prior !== undefined) {
-        throw new TypeError(`${F}: option "override" renames both "${prior}" and "${actual}" to "${name}"`);
+        throw optionError(
+          OPTION_ERRORS.invalid,
+          F,
+          `${F}: option "override" renames both "${prior}" and "${actual}" to "${name}"`,
+        );
       }
       renameTo.set(actual, name);
       renamedFrom.set(name, actual);
@@ -84,7 +105,9 @@ export function createToolView(options: ToolFilterOptions): ToolView {
     if (description) describeAs.set(actual, description);
   }
   if (allowList.length === 0 && renameTo.size === 0 && describeAs.size === 0) {
-    throw new TypeError(
+    throw optionError(
+      OPTION_ERRORS.missing,
+      F,
       'toolFilter: set "allow", "override" or both (the tool list to filter or override is empty)',
     );
   }
