@@ -28,6 +28,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, wri
 import { dirname, join, relative, resolve } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
+import { anchorsOf } from './md-anchors.cjs';
 import { tsImport } from 'tsx/esm/api';
 import ts from 'typescript';
 
@@ -237,29 +238,6 @@ function checkSnippets(files) {
 
 // ---------------------------------------------------------------------------------------------------------
 // 3. Relative links resolve
-
-/** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens, duplicates numbered. */
-function anchorsOf(text) {
-  const anchors = new Set();
-  const seen = new Map();
-  let inFence = false;
-  for (const line of text.split('\n')) {
-    if (/^\s*```/.test(line)) inFence = !inFence;
-    const m = !inFence && /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
-    if (!m) continue;
-    const base = m[1]
-      .replace(/<[^>]+>/g, '')
-      .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
-      .toLowerCase()
-      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
-      .replace(/\s/g, '-');
-    const n = seen.get(base) ?? 0;
-    seen.set(base, n + 1);
-    anchors.add(n === 0 ? base : `${base}-${n}`);
-  }
-  for (const m of text.matchAll(/<a (?:name|id)="([^"]+)"/g)) anchors.add(m[1]);
-  return anchors;
-}
 
 /** package.json "files" (npm ships package.json itself too). */
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));

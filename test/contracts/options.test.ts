@@ -32,6 +32,7 @@ import { redact } from '../../middleware/redact/index';
 import { rejectBatch } from '../../middleware/reject-batch/index';
 import { toolFilter } from '../../middleware/tool-filter/index';
 import { Registry } from 'prom-client';
+import { anchorsOf } from '../../scripts/md-anchors.cjs';
 
 const key = { userId: 'u', hash: 'sha256:' + 'a'.repeat(64), groups: ['g'] };
 const serverInfo = { name: 't', version: '1' };
@@ -123,28 +124,6 @@ describe('every factory refuses a misspelt option', () => {
     expect(new ChangeFeed().constructor.length).toBe(0);
   });
 });
-
-/** GitHub's heading anchors, as scripts/docs-check.mjs computes them: lower case, punctuation dropped. */
-function anchorsOf(text: string): Set<string> {
-  const anchors = new Set<string>();
-  const seen = new Map<string, number>();
-  let inFence = false;
-  for (const line of text.split('\n')) {
-    if (/^\s*```/.test(line)) inFence = !inFence;
-    const m = !inFence && /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
-    if (!m) continue;
-    const base = m[1]!
-      .replace(/<[^>]+>/g, '')
-      .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
-      .toLowerCase()
-      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
-      .replace(/\s/g, '-');
-    const n = seen.get(base) ?? 0;
-    seen.set(base, n + 1);
-    anchors.add(n === 0 ? base : `${base}-${n}`);
-  }
-  return anchors;
-}
 
 /** `docs/page.md#anchor` names a page of the repository and a heading on it. */
 function resolves(target: string): boolean {

@@ -19,6 +19,7 @@ const COPIED = [
   'index.ts',
   'docs/performance.md',
   'scripts/docs-check.mjs',
+  'scripts/md-anchors.cjs',
   'package.json',
 ];
 

@@ -1,0 +1,2 @@
+/** GitHub's heading anchors of a markdown text (see md-anchors.cjs). */
+export function anchorsOf(text: string): Set<string>;
