@@ -24,7 +24,7 @@ import { releaseParsed } from '../../core/parse-step.js';
 import { principalKey } from '../../lib/principal.js';
 import type { Logger } from '../../core/types.js';
 import type { Feeds } from './capabilities.js';
-import { applyOutbound } from './outbound.js';
+import { applyOutbound } from '../../core/outbound.js';
 import type { Reply } from './reply.js';
 import { type RpcError, sendRpcError } from './rpc-errors.js';
 import { DISPATCH, type DispatchConfig } from './options.js';

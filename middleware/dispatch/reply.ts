@@ -14,7 +14,7 @@ import { errorMeta, log } from '../../core/log.js';
 import { localsOf } from '../../core/respond.js';
 import type { RequestLocals } from '../../core/types.js';
 import type { DispatchConfig } from './options.js';
-import { applyOutbound } from './outbound.js';
+import { applyOutbound } from '../../core/outbound.js';
 import { clip } from '../../lib/clip.js';
 
 /** The `MCP-Protocol-Version` answered: the request's, when it named a revision spoken in that era. */

@@ -33,7 +33,7 @@ import type { InputBroker } from './legacy-input.js';
 import type { ListenRouter } from './listen.js';
 import { type RoundInput, checkedInputRequired, handedBackState, readRound } from './mrtr.js';
 import { DISPATCH } from './options.js';
-import { applyOutbound } from './outbound.js';
+import { applyOutbound } from '../../core/outbound.js';
 import { Reply, spokenVersion, writeAnswer } from './reply.js';
 import type { Bound } from './route-table.js';
 import { type RpcError, internalError, methodNotFound, sendRpcError, sendThrown } from './rpc-errors.js';

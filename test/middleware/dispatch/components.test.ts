@@ -6,7 +6,7 @@ import { ErrorCode, McpError } from '../../../lib/errors';
 import { LazyAbort } from '../../../middleware/dispatch/handler-context';
 import { createInputBroker } from '../../../middleware/dispatch/legacy-input';
 import { createStateCodec } from '../../../middleware/dispatch/mrtr';
-import { applyOutbound } from '../../../middleware/dispatch/outbound';
+import { applyOutbound } from '../../../core/outbound';
 import { methodNotFound, toRpcError } from '../../../middleware/dispatch/rpc-errors';
 import type { Call } from '../../../middleware/dispatch/handler-context';
 import type { RequestLocals } from '../../../core/types';

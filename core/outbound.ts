@@ -4,8 +4,8 @@
  *
  * @see docs/middleware/dispatch.md
  */
-import { isThenable } from '../../core/maybe-promise.js';
-import type { OutboundTransform, RequestLocals } from '../../core/types.js';
+import { isThenable } from './maybe-promise.js';
+import type { OutboundTransform, RequestLocals } from './types.js';
 
 /**
  * `value` through every transform. Synchronous while the transforms are (a throw is thrown); from the first one
