@@ -29,6 +29,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { anchorsOf } from './md-anchors.cjs';
+import { entryPoints, exportedNames, specifierOf } from './package-surface.cjs';
 import { tsImport } from 'tsx/esm/api';
 import ts from 'typescript';
 
@@ -166,15 +167,9 @@ function fencedBlocks(text) {
 
 /** `mcpware` and `mcpware/*` → the source file behind package.json's export of that subpath. */
 function pathsFromExports(outDir) {
-  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
   const paths = {};
-  for (const [key, target] of Object.entries(pkg.exports)) {
-    if (key === './package.json') continue;
-    const types = target.import?.types ?? target.types;
-    const source = types.replace(/^\.\/dist\/[^/]+\//, '').replace(/\.d\.ts$/, '.ts');
-    const name = key === '.' ? pkg.name : `${pkg.name}/${key.slice(2)}`;
-    paths[name] = [relative(outDir, join(root, source))];
-  }
+  for (const [key, source] of entryPoints(root))
+    paths[specifierOf(key, pkg.name)] = [relative(outDir, source)];
   return paths;
 }
 
@@ -343,37 +338,6 @@ function namesInCodeSpans(pages) {
 }
 
 /**
- * Each subpath of package.json's exports (`mcpware`, `mcpware/lib`, …) with the names it exports, values and
- * types alike, read with TypeScript's checker from the source its types are built from.
- */
-function exportedNames() {
-  const entries = new Map();
-  for (const [key, target] of Object.entries(pkg.exports)) {
-    if (typeof target === 'string') continue;
-    const types = target.require?.types ?? target.import?.types ?? target.types;
-    const source = types.replace(/^\.\/dist\/[^/]+\//, '').replace(/\.d\.ts$/, '.ts');
-    entries.set(key === '.' ? pkg.name : `${pkg.name}/${key.slice(2)}`, join(root, source));
-  }
-  const program = ts.createProgram([...entries.values()], {
-    module: ts.ModuleKind.Node16,
-    moduleResolution: ts.ModuleResolutionKind.Node16,
-    target: ts.ScriptTarget.ES2022,
-    strict: true,
-    skipLibCheck: true,
-    noEmit: true,
-    types: ['node'],
-  });
-  const checker = program.getTypeChecker();
-  const out = new Map();
-  for (const [subpath, file] of entries) {
-    const source = program.getSourceFile(file);
-    const symbol = source && checker.getSymbolAtLocation(source);
-    out.set(subpath, symbol ? checker.getExportsOfModule(symbol).map((s) => s.name) : []);
-  }
-  return out;
-}
-
-/**
  * A name a subpath exports is documented when a page under docs/ (or README.md) names it in an inline code span:
  * `mcpware/lib` in docs/lib.md, a middleware or handler subpath on its own page, the root entry re-exporting them.
  * An undocumented name is either documented or no longer exported.
@@ -381,7 +345,8 @@ function exportedNames() {
 function checkDocumentedSurface(files) {
   const documented = namesInCodeSpans(surfacePages(files));
   let count = 0;
-  for (const [subpath, names] of exportedNames()) {
+  for (const [key, names] of exportedNames(ts, entryPoints(root))) {
+    const subpath = specifierOf(key, pkg.name);
     for (const name of names) {
       count++;
       if (!documented.has(name))

@@ -12,32 +12,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
+import { entryPoints, specifierOf } from '../../scripts/package-surface.cjs';
 
 const root = path.resolve(__dirname, '../..');
 const pendingFile = path.join(__dirname, 'tsdoc-pending.json');
 
-interface ExportTarget {
-  import: { types: string };
-}
-
-/** package.json's export key → the source file its types are built from. */
-function entryPoints(): Map<string, string> {
-  const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
-    exports: Record<string, ExportTarget | string>;
-  };
-  const out = new Map<string, string>();
-  for (const [key, target] of Object.entries(pkg.exports)) {
-    if (typeof target === 'string') continue;
-    const source = target.import.types.replace(/^\.\/dist\/[^/]+\//, '').replace(/\.d\.ts$/, '.ts');
-    out.set(key, path.join(root, source));
-  }
-  return out;
-}
-
 /** `mcpware` and `mcpware/*` → the source file, as the docs snippets resolve them. */
 function pathsFor(entries: Map<string, string>): Record<string, string[]> {
   const paths: Record<string, string[]> = {};
-  for (const [key, file] of entries) paths[key === '.' ? 'mcpware' : `mcpware/${key.slice(2)}`] = [file];
+  for (const [key, file] of entries) paths[specifierOf(key)] = [file];
   return paths;
 }
 
@@ -105,7 +88,7 @@ function examplesOf(node: ts.Node): string[] {
     );
 }
 
-const entries = entryPoints();
+const entries = entryPoints(root);
 fs.mkdirSync(path.join(root, '.tmp'), { recursive: true });
 const workDir = fs.mkdtempSync(path.join(root, '.tmp', 'tsdoc-'));
 
