@@ -1,0 +1,109 @@
+/**
+ * `proxy()`'s own options (`url`, `headers`, `fetch`), checked at construction with the options kit. The options it
+ * shares with `sdk()` (`timeoutMs`, `pageSize`, `maxAnswerBytes`, …) are the engine's, checked by
+ * `resolveForwardOptions()`.
+ */
+import { isJsonObject } from '../../lib/json.js';
+import { OPTION_ERRORS, badOption, fnOption, missingOption, optionError } from '../../core/options.js';
+
+/** A `fetch`-compatible function: the global one by default, or one of the caller's (a custom agent, a test). */
+export type ProxyFetch = (input: string, init: RequestInit) => Promise<Response>;
+
+/** What {@link checkProxyOptions} resolves. */
+export interface ResolvedProxyOwnOptions {
+  /** The upstream's URL, normalized (`URL.href`). */
+  readonly url: string;
+  /** The configured headers, names in lower case, in the order given. */
+  readonly headers: ReadonlyArray<readonly [string, string]>;
+  readonly fetch: ProxyFetch;
+}
+
+/** `proxy()`'s own option names, next to the engine's `FORWARD_OPTION_NAMES`. */
+export const PROXY_OWN_OPTION_NAMES: readonly string[] = Object.freeze(['url', 'headers', 'fetch']);
+
+/**
+ * Header names `headers` may not set: the hop-by-hop headers (RFC 9110 §7.6.1), the framing and the target
+ * (`Host`, `Content-Length`, `Content-Encoding`), and the MCP headers the engine writes from the client's request.
+ */
+const REFUSED_HEADERS: ReadonlySet<string> = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'content-length',
+  'content-encoding',
+  'content-type',
+  'accept',
+  'mcp-protocol-version',
+  'mcp-session-id',
+  'mcp-method',
+  'mcp-name',
+  'last-event-id',
+]);
+
+/** An RFC 9110 token: what a header name may be. */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** What a header value may not hold: a line break or NUL would split or end the header. */
+const UNSAFE_VALUE = /[\r\n\0]/;
+
+function checkUrl(value: unknown): string {
+  if (value === undefined) throw missingOption('proxy', 'url', "the upstream's URL, http: or https:");
+  const text = value instanceof URL ? value.href : value;
+  if (typeof text !== 'string') throw badOption('proxy', 'url', value, 'a URL string or a URL');
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw badOption('proxy', 'url', value, 'an absolute http: or https: URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw badOption('proxy', 'url', value, 'an http: or https: URL');
+  }
+  if (url.username !== '' || url.password !== '') {
+    // The credentials would be repeated in every log line that names the URL: they belong in `headers`.
+    throw badOption('proxy', 'url', url.host, 'a URL without userinfo (give credentials in "headers")');
+  }
+  if (text.includes('#')) throw badOption('proxy', 'url', value, 'a URL without a fragment');
+  return url.href;
+}
+
+function checkHeaders(value: unknown): Array<[string, string]> {
+  if (value === undefined) return [];
+  if (!isJsonObject(value))
+    throw badOption('proxy', 'headers', value, 'an object of header names to strings');
+  const out: Array<[string, string]> = [];
+  const seen = new Set<string>();
+  for (const [name, v] of Object.entries(value)) {
+    const lower = name.toLowerCase();
+    if (!TOKEN.test(name)) throw badOption('proxy', 'headers', name, 'header names that are HTTP tokens');
+    if (REFUSED_HEADERS.has(lower) || lower.startsWith('mcp-param-')) {
+      throw optionError(
+        OPTION_ERRORS.invalid,
+        'proxy',
+        `proxy: option "headers" may not set "${name}": mcpware writes it (hop-by-hop, framing or MCP header)`,
+      );
+    }
+    if (seen.has(lower)) throw badOption('proxy', 'headers', name, 'each header name once');
+    if (typeof v !== 'string' || UNSAFE_VALUE.test(v)) {
+      throw badOption('proxy', `headers.${name}`, '…', 'a string without CR, LF or NUL');
+    }
+    seen.add(lower);
+    out.push([lower, v]);
+  }
+  return out;
+}
+
+/** Checks `url`, `headers` and `fetch`; throws the kit's TypeError for the first mistake. */
+export function checkProxyOptions(o: Record<string, unknown>): ResolvedProxyOwnOptions {
+  const url = checkUrl(o.url);
+  const headers = checkHeaders(o.headers);
+  const custom = fnOption<ProxyFetch>('proxy', 'fetch', o.fetch);
+  const fetchFn: ProxyFetch = custom ?? ((input, init) => globalThis.fetch(input, init));
+  return { url, headers, fetch: fetchFn };
+}
