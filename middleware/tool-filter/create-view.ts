@@ -1,16 +1,20 @@
 /**
- * The view `toolFilter()` installs: its options (an allow-list and per-tool overrides), validated once, and the
- * {@link ToolView} they describe. The views machinery `dispatch()` and `ToolRegistry` apply is core/tool-views.ts.
+ * The view `toolFilter()` installs: its options (an allow-list, per-tool overrides and per-group visibility),
+ * validated once, and the {@link ToolView} they describe. The views machinery `dispatch()`, `ToolRegistry` and
+ * the forwarding engine apply is core/tool-views.ts; the per-principal part is in ./groups.ts.
  */
 import {
   OPTION_ERRORS,
   badOption,
   closest,
   knownKeys,
+  loggerOption,
   optionError,
   optionsObject,
 } from '../../core/options.js';
+import { stderrLogger } from '../../core/respond.js';
 import type { ToolView } from '../../core/tool-views.js';
+import type { Logger } from '../../core/types.js';
 import { isJsonObject } from '../../lib/json.js';
 
 export interface ToolOverride {
@@ -25,10 +29,17 @@ export interface ToolFilterOptions {
   allow?: readonly string[];
   /** Actual tool name → override. */
   override?: Readonly<Record<string, ToolOverride>>;
+  /**
+   * Actual tool name → the groups that see it: a tool named here is listed and callable only for a principal
+   * in one of those groups (`req.locals.principal.groups`); for everyone else it is an unknown tool.
+   */
+  groups?: Readonly<Record<string, readonly string[]>>;
+  /** Where the one start-up warning goes (no final handler applied the views). Default: stderr. */
+  logger?: Logger;
 }
 
-const F = 'toolFilter';
-const OPTIONS: readonly (keyof ToolFilterOptions)[] = ['allow', 'override'];
+export const F = 'toolFilter';
+const OPTIONS: readonly (keyof ToolFilterOptions)[] = ['allow', 'override', 'groups', 'logger'];
 const OVERRIDE_FIELDS: readonly (keyof ToolOverride)[] = ['name', 'description'];
 
 /** The allow-list: user-facing tool names, each a non-empty string. */
@@ -72,10 +83,36 @@ function overrideOf(actual: string, o: unknown): ToolOverride {
   return { name, description } as ToolOverride;
 }
 
-/** Build the view `toolFilter()` installs (exported for callers that are not HTTP middleware). */
-export function createToolView(options: ToolFilterOptions): ToolView {
-  const o = optionsObject(F, options);
-  knownKeys(F, o, OPTIONS);
+/** The groups of one `groups` entry: a non-empty array of non-empty group names. */
+function groupListOf(actual: string, v: unknown): ReadonlySet<string> {
+  const where = `groups.${actual}`;
+  if (!Array.isArray(v) || v.length === 0) throw badOption(F, where, v, 'a non-empty array of group names');
+  v.forEach((g: unknown, i) => {
+    if (typeof g !== 'string' || g === '') throw badOption(F, `${where}[${i}]`, g, 'a non-empty group name');
+  });
+  return new Set(v as string[]);
+}
+
+/** One `groups` entry: the actual tool name and the groups that see it. */
+export interface GroupRule {
+  readonly actual: string;
+  readonly groups: ReadonlySet<string>;
+}
+
+/** The `groups` option: actual tool name → the groups that see it. */
+function groupRulesOf(v: unknown): readonly GroupRule[] {
+  if (v === undefined) return [];
+  if (!isJsonObject(v)) throw badOption(F, 'groups', v, 'an object mapping tool names to group names');
+  return Object.entries(v as Record<string, unknown>).map(([actual, list]) => {
+    if (actual === '') {
+      throw optionError(OPTION_ERRORS.invalid, F, `${F}: option "groups" has an empty tool name`);
+    }
+    return { actual, groups: groupListOf(actual, list) };
+  });
+}
+
+/** The allow-list and overrides as one view; `undefined` when neither is set. */
+function staticView(o: Record<string, unknown>): ToolView | undefined {
   const allowList = allowListOf(o.allow);
   const rawOverride: unknown = o.override ?? {};
   if (!isJsonObject(rawOverride)) {
@@ -104,13 +141,7 @@ export function createToolView(options: ToolFilterOptions): ToolView {
     }
     if (description) describeAs.set(actual, description);
   }
-  if (allowList.length === 0 && renameTo.size === 0 && describeAs.size === 0) {
-    throw optionError(
-      OPTION_ERRORS.missing,
-      F,
-      'toolFilter: set "allow", "override" or both (the tool list to filter or override is empty)',
-    );
-  }
+  if (allowList.length === 0 && renameTo.size === 0 && describeAs.size === 0) return undefined;
   const allow = allowList.length > 0 ? new Set(allowList) : undefined;
   const allowed = (name: string): boolean => allow === undefined || allow.has(name);
 
@@ -133,6 +164,56 @@ export function createToolView(options: ToolFilterOptions): ToolView {
       // The original name of a renamed tool is no longer shown, so it is not callable either.
       if (renameTo.has(name)) return undefined;
       return name;
+    },
+  };
+}
+
+/** `toolFilter()`'s options, validated: the view of the allow-list and overrides, and the group rules. */
+export interface ToolFilterConfig {
+  /** The allow-list and overrides; `undefined` when neither is set. */
+  readonly base: ToolView | undefined;
+  readonly groups: readonly GroupRule[];
+  readonly logger: Logger;
+}
+
+/** Validate `toolFilter()`'s options (a TypeError naming the option, and the closest name for an unknown one). */
+export function resolveToolFilter(options: ToolFilterOptions): ToolFilterConfig {
+  const o = optionsObject(F, options);
+  knownKeys(F, o, OPTIONS);
+  const base = staticView(o as Record<string, unknown>);
+  const groups = groupRulesOf(o.groups);
+  const logger = loggerOption(F, o.logger, stderrLogger);
+  if (base === undefined && groups.length === 0) {
+    throw optionError(
+      OPTION_ERRORS.missing,
+      F,
+      'toolFilter: set "allow", "override" or both, or "groups" (nothing to filter, override or restrict)',
+    );
+  }
+  return { base, groups, logger };
+}
+
+/**
+ * The view of the allow-list and overrides, for a caller in no group (exported for callers that are not HTTP
+ * middleware; `groups` hides its tools from such a caller).
+ */
+export function createToolView(options: ToolFilterOptions): ToolView {
+  const { base, groups } = resolveToolFilter(options);
+  return restrictView(base, new Set(groups.map((r) => r.actual)));
+}
+
+/** Every tool, as it is. */
+const IDENTITY: ToolView = { expose: (name) => ({ name }), resolve: (name) => name };
+
+/** `base` (or every tool) with the actual tools in `hidden` taken out, from the list and from the calls. */
+export function restrictView(base: ToolView | undefined, hidden: ReadonlySet<string>): ToolView {
+  const inner = base ?? IDENTITY;
+  if (hidden.size === 0) return inner;
+  return {
+    expose: (actual) => (hidden.has(actual) ? undefined : inner.expose(actual)),
+    resolve(name) {
+      const actual = inner.resolve(name);
+      return actual === undefined || hidden.has(actual) ? undefined : actual;
     },
   };
 }

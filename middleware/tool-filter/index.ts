@@ -1,12 +1,14 @@
 /**
- * `toolFilter()`: an allow-list of tools and per-tool overrides (rename, re-describe), as ToolHive's
- * tool-filter / tool-call-filter pair does it for a proxy.
+ * `toolFilter()`: an allow-list of tools, per-tool overrides (rename, re-describe), as ToolHive's
+ * tool-filter / tool-call-filter pair does it for a proxy, and per-group visibility.
  *
  * The middleware itself only installs a *tool view* on the request (under `Symbol.for('mcpware.toolViews')` in
- * `req.locals`); `dispatch()` applies it to any tools handler: it filters and renames `tools/list` results, maps
- * a `tools/call` name back to the actual tool, and refuses a filtered name exactly as it refuses an unknown one
- * (a ToolRegistry's refusal then hints only the names this view exposes). So it needs mcpware's `dispatch()`
- * downstream.
+ * `req.locals`), chosen by the principal's groups; `dispatch()` applies it to any tools handler (as `sdk()` and
+ * `proxy()` apply it to their server's answers): it filters and renames `tools/list` results, maps a
+ * `tools/call` name back to the actual tool, and refuses a filtered name exactly as it refuses an unknown one
+ * (a ToolRegistry's refusal then hints only the names this view exposes). So it needs one of those final
+ * handlers downstream; the first answered request shows whether one applied it, and a warning says so once
+ * when none did.
  *
  * Semantics (ToolHive's, with one deliberate difference):
  * - `allow` holds user-facing (post-override) names; empty or absent means every tool.
@@ -17,18 +19,49 @@
  *
  * @see docs/middleware/tool-filter.md
  */
+import type { IncomingMessage } from 'node:http';
+import { log } from '../../core/log.js';
 import { mountOrderCheck } from '../../core/mount-order.js';
 import { notPost } from '../../core/post-only.js';
-import type { Middleware } from '../../core/types.js';
+import type { Logger, Middleware } from '../../core/types.js';
 import { addToolView } from '../../core/tool-views.js';
-import { type ToolFilterOptions, createToolView } from './create-view.js';
+import { F, type ToolFilterOptions, resolveToolFilter } from './create-view.js';
+import { viewsFor } from './groups.js';
 
 export type { ExposedTool, ToolView } from '../../core/tool-views.js';
 export type { ToolFilterOptions, ToolOverride } from './create-view.js';
 
 /**
+ * The first answered request's check (true once it has judged): a final handler of mcpware's records the outcome (`req.locals.response`)
+ * or a refusal (`req.locals.refusal`); an answer with neither was written by something that never applied the
+ * views, so the filter is not enforced. Told once per instance, then nothing more per request.
+ */
+function appliedCheck(logger: Logger): (req: IncomingMessage) => boolean {
+  let judged = false;
+  return (req) => {
+    if (judged) return true;
+    const l = req.locals;
+    // A notification or a client's response carries no tool: the next request is judged instead.
+    const kind = l?.mcp?.kind;
+    if (kind !== undefined && kind !== 'request') return false;
+    judged = true;
+    if (l?.response !== undefined || l?.refusal !== undefined) return true;
+    log(
+      logger,
+      'warn',
+      `${F}: the tool views were installed but no mcpware final handler applied them (the answer recorded ` +
+        'neither req.locals.response nor req.locals.refusal), so the filter is not enforced: serve the tools ' +
+        'through dispatch(), sdk() or proxy(), mounted after toolFilter()',
+      { by: F },
+    );
+    return true;
+  };
+}
+
+/**
  * The middleware. Validates its options at construction (a TypeError naming the option, and the closest known
- * name for an unknown one) and installs the view on every POST; `dispatch()` enforces it.
+ * name for an unknown one) and installs the view for the request's principal on every POST; `dispatch()`,
+ * `sdk()` and `proxy()` enforce it.
  * @param options - {@link ToolFilterOptions}
  * @see docs/middleware/tool-filter.md
  * @example
@@ -40,17 +73,26 @@ export type { ToolFilterOptions, ToolOverride } from './create-view.js';
  *   toolFilter({
  *     allow: ['fetch_page', 'search'],
  *     override: { fetch: { name: 'fetch_page', description: 'Fetch one page' } },
+ *     groups: { admin_report: ['admin'] },
  *   }),
  * );
  * ```
  */
 export function toolFilter(options: ToolFilterOptions): Middleware {
-  const view = createToolView(options);
-  const late = mountOrderCheck('toolFilter');
+  const config = resolveToolFilter(options);
+  const viewFor = viewsFor(config);
+  const late = mountOrderCheck(F, config.logger);
+  const check = appliedCheck(config.logger);
+  let checking = true;
   return function mcpToolFilter(req, res, next) {
     if (late(req, res)) return next();
-    if (req.method !== 'POST') return notPost(req, res, next, 'toolFilter');
-    addToolView(req, view);
+    if (req.method !== 'POST') return notPost(req, res, next, F);
+    addToolView(req, viewFor(req.locals?.principal));
+    if (checking) {
+      res.once('finish', () => {
+        if (check(req)) checking = false;
+      });
+    }
     next();
   };
 }
