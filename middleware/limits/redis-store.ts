@@ -1,6 +1,7 @@
 /**
  * The limits store in Redis, shared by every replica that uses the same Redis and key prefix: one script call
- * admits a request, one more releases it; on a Redis Cluster the global concurrency slot is a call of its own.
+ * admits a request, one more releases it (shared by the releases of a turn that may wait); on a Redis Cluster
+ * the global concurrency slot is a call of its own.
  * @see docs/middleware/limits.md
  */
 import { McpwareError } from '../../lib/errors.js';
@@ -74,7 +75,7 @@ interface Admission {
   readonly token: string;
 }
 
-/** One release: a script call of its own, sent at once (see giveBack). */
+/** One release: a script call of its own when it frees a set's last slot, else shared (see giveBack). */
 interface Release {
   readonly keys: UserKeys;
   readonly token: string;
@@ -136,6 +137,8 @@ class RedisSlotsStore implements RedisStore {
   private timer: NodeJS.Timeout | undefined;
   /** Admissions; those of one turn share a call while one is under way (see turn-batch.ts). */
   private readonly admissions: TurnBatch<Admission, readonly number[]>;
+  /** Releases that no answer waits for, shared the same way. */
+  private readonly releases: TurnBatch<Release, undefined>;
   /** Admissions that failed (token → user key), until what their script may have taken is given back. */
   private readonly orphans = new Map<string, string>();
   private orphanTimer: NodeJS.Timeout | undefined;
@@ -154,6 +157,11 @@ class RedisSlotsStore implements RedisStore {
       groupOf,
       max: BATCH_MAX,
       send: (b) => this.sendAdmissions(b),
+    });
+    this.releases = createTurnBatch<Release, undefined>({
+      groupOf,
+      max: BATCH_MAX,
+      send: (b) => this.sendReleases(b),
     });
   }
 
@@ -206,20 +214,30 @@ class RedisSlotsStore implements RedisStore {
     if (this.pending.has(token)) this.cancelled.add(token); // the admission has not returned: it must hold nothing
     if (!held.user && !held.global && !(chargeMs > 0)) return;
     this.ready();
-    await this.giveBack(key, token, held, chargeMs);
+    // The answer of a request that took a set's last slot waits for its release (store.ts, releaseBeforeAnswer):
+    // that one goes at once; any other leaves a slot free for the caller's next request, so it may share a call.
+    await this.giveBack(key, token, held, chargeMs, held.lastSlot !== true);
   }
 
   /**
-   * The release's calls, sent before this returns and never queued behind another call, so that a slot is
-   * free in Redis as soon as it can be: a release script, and in a cluster a ZREM of the global slot.
+   * The release's calls: a release script, and in a cluster a ZREM of the global slot. Unless `shared`, they
+   * are sent before this returns and never queued behind another call, so that a slot is free in Redis as soon
+   * as it can be; `shared`, the script joins the releases of the turn while a release call is under way.
    */
-  private async giveBack(key: string, token: string, held: Held, chargeMs: number): Promise<void> {
+  private async giveBack(
+    key: string,
+    token: string,
+    held: Held,
+    chargeMs: number,
+    shared = false,
+  ): Promise<void> {
     const k = this.userKeys(key);
     const apart = this.cluster && held.global;
     const calls: Promise<unknown>[] = [];
     if (held.user || (held.global && !apart) || chargeMs > 0) {
       const global = held.global && !apart;
-      calls.push(this.sendRelease({ keys: k, token, user: held.user, global, chargeMs }));
+      const r: Release = { keys: k, token, user: held.user, global, chargeMs };
+      calls.push(shared ? this.releases.add(r) : this.sendReleases([r]));
     }
     if (apart) calls.push(this.client.zrem(this.globalKey, token));
     await Promise.all(calls);
@@ -244,18 +262,17 @@ class RedisSlotsStore implements RedisStore {
     return batch.map((_, i) => (r as number[]).slice(i * 4, i * 4 + 4));
   }
 
-  /** One release script. */
-  private async sendRelease(r: Release): Promise<void> {
-    // A cluster's user script names the user's keys only: the global slot key is in another hash slot.
-    const keys = [r.keys.budget, r.keys.slots, this.cluster ? r.keys.slots : this.globalKey];
-    const args = [
-      (this.limits.budget?.seconds ?? 0) * 1000,
-      r.token,
-      r.user ? 1 : 0,
-      r.global ? 1 : 0,
-      r.chargeMs,
-    ];
+  /** One release script for a batch of releases, applied in their order. */
+  private async sendReleases(batch: readonly Release[]): Promise<undefined[]> {
+    const keys: string[] = [];
+    const args: (string | number)[] = [(this.limits.budget?.seconds ?? 0) * 1000];
+    for (const r of batch) {
+      // A cluster's user script names the user's keys only: the global slot key is in another hash slot.
+      keys.push(r.keys.budget, r.keys.slots, this.cluster ? r.keys.slots : this.globalKey);
+      args.push(r.token, r.user ? 1 : 0, r.global ? 1 : 0, r.chargeMs);
+    }
     await runScript(this.client, RELEASE, keys, args);
+    return batch.map(() => undefined);
   }
 
   /**

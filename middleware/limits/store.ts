@@ -58,8 +58,8 @@ export interface LimitsStore {
   admit(key: string, token: string, slots: boolean): Awaitable<AdmitResult>;
   /**
    * Give back the `held` slots of `token` and add `chargeMs` of work to the key's budget window. A promise
-   * resolves once the store has applied the release; the call itself is sent before `release` returns (never
-   * queued behind another call).
+   * resolves once the store has applied the release; the call of a release that holds a set's last slot
+   * ({@link Held.lastSlot}) is sent before `release` returns (never queued behind another call).
    */
   release(key: string, token: string, held: Held, chargeMs: number): Awaitable<void>;
 }

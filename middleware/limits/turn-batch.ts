@@ -1,8 +1,8 @@
 /**
  * The Redis store's script calls, shared by the requests that come together: while a call is under way, what
- * the requests of a turn ask of Redis (their admissions) waits for the end of the turn and goes
- * in one script call per group, each caller getting its own part of the answer: one command and one reply for
- * many requests, rather than one round trip each. With no call under way an item is sent at once, so a request
+ * the requests of a turn ask of Redis (their admissions, and the releases no answer waits for) waits for the end
+ * of the turn and goes in one script call per group, each caller getting its own part of the answer: one command
+ * and one reply for many requests, rather than one round trip each. With no call under way an item is sent at once, so a request
  * alone waits for nothing.
  * @see docs/middleware/limits.md
  */

@@ -1,15 +1,17 @@
 /**
  * The Redis store's cost per request: admission (budget, user slot, global slot, minute window) is one script
  * call, and the release of the slots with the budget's charge is one more; while a call is under way, the
- * admissions of one event-loop turn share the next (releases are each sent at once). Counted by Redis itself (MONITOR, which
- * tells a client's commands from those a script runs), on a real redis-server.
+ * admissions of one event-loop turn share the next, and so do their releases, except the release of a set's last
+ * slot, which the answer waits for and which is sent at once. Counted by Redis itself (MONITOR, which tells a
+ * client's commands from those a script runs), on a real redis-server.
  */
 import { randomBytes } from 'node:crypto';
 import type Redis from 'ioredis';
 import { limits } from '../../../middleware/limits/index';
 import { createRedisStore } from '../../../middleware/limits/redis-store';
+import { ADMIT, RELEASE } from '../../../middleware/limits/redis-scripts';
 import { type RedisServer, connectRedis, redisDescribe, startRedis } from '../../support/redis';
-import { type TestApp, post, startApp, until } from '../../support/limits-harness';
+import { type TestApp, keepAlive, post, startApp, until } from '../../support/limits-harness';
 
 let server: RedisServer;
 let admin: Redis;
@@ -29,13 +31,23 @@ afterAll(async () => {
   await server.stop();
 });
 
-/** The commands clients send while `f` runs (not those scripts run), by name, e.g. `{ evalsha: 1 }`. */
-async function sent(f: () => Promise<void>): Promise<Record<string, number>> {
+/** Names a script call by its script, e.g. `evalsha admit`. */
+const SCRIPTS = new Map([
+  [ADMIT.sha, 'admit'],
+  [RELEASE.sha, 'release'],
+]);
+
+/**
+ * The commands clients send while `f` runs (not those scripts run), by name, e.g. `{ evalsha: 1 }`; with
+ * `byScript`, a script call by its script, e.g. `{ 'evalsha admit': 1 }`.
+ */
+async function sent(f: () => Promise<void>, byScript = false): Promise<Record<string, number>> {
   const monitor = await admin.monitor();
   const out: Record<string, number> = {};
   monitor.on('monitor', (_time: string, args: string[], source: string) => {
     if (source === 'lua') return;
-    const name = String(args[0]).toLowerCase();
+    let name = String(args[0]).toLowerCase();
+    if (byScript && name === 'evalsha') name += ` ${SCRIPTS.get(String(args[1])) ?? String(args[1])}`;
     out[name] = (out[name] ?? 0) + 1;
   });
   try {
@@ -70,7 +82,7 @@ redisDescribe({ ownServer: true })('limits, Redis store: round trips per request
     expect(commands).toEqual({ evalsha: 2 });
   });
 
-  it('the admissions of a turn share a script call behind the first; each release is a call of its own, sent at once; counts stay exact', async () => {
+  it("the admissions of a turn share a script call behind the first, as do their releases, except a set's last slot's, sent at once; counts stay exact", async () => {
     const store = createRedisStore({
       client,
       keyPrefix: `t${randomBytes(6).toString('hex')}`,
@@ -108,11 +120,46 @@ redisDescribe({ ownServer: true })('limits, Redis store: round trips per request
         }),
       );
     });
-    // Never queued behind another call: each release is written before the answer that follows it.
-    expect(released).toEqual({ evalsha: 5 });
+    // a1's goes at once; a3's and b2's (each took its set's last slot, a3 the user's and b2 the global one) are
+    // never queued behind another call, as the answers wait for them; a2's and b1's share one call.
+    expect(released).toEqual({ evalsha: 4 });
     expect(store.slotCount).toBe(0);
     const again = await store.admit('b', 'b4', true);
     expect(again.ok).toBe(true);
+  });
+
+  it('over HTTP, the releases of answers that end together share a call: about two script calls per batch, not one per request', async () => {
+    await app?.close();
+    const n = 32;
+    const mw = limits({
+      perUserRpm: 1000,
+      // Far from full: no request takes a set's last slot, so no answer waits for its release.
+      perUserConcurrency: 2 * n,
+      globalConcurrency: 4 * n,
+      costBudgetPerHour: 1_000_000,
+      logger: { error: () => {}, warn: () => {} },
+      store: { redis: client, onOutage: 'fail-closed', keyPrefix: `r${randomBytes(6).toString('hex')}` },
+    });
+    app = await startApp(mw, 'bare');
+    expect((await post(app.port, { user: 'a' })).status).toBe(200);
+    await until(() => mw.stats().redisSlots === 0, 'the first request released');
+    await new Promise((r) => setTimeout(r, 100));
+    const agent = keepAlive();
+    const commands = await sent(async () => {
+      const answers = Array.from({ length: n }, () => post(app!.port, { user: 'a', agent, hold: 'gate' }));
+      await until(() => app!.holding === n, 'all held');
+      app!.release(); // every answer ends in this turn
+      expect((await Promise.all(answers)).map((r) => r.status)).toEqual(Array(n).fill(200));
+      await until(() => mw.stats().redisSlots === 0, 'released');
+    }, true);
+    agent.destroy();
+    if (process.env.MCP_TEST_LOGS) console.log(commands);
+    // The first release goes at once; those behind it, while it is under way, go together.
+    expect(commands['evalsha release']).toBeLessThanOrEqual(3);
+    // The admissions arrive as the connections open, each in a turn of its own or not: at most one call each.
+    expect(commands['evalsha admit']).toBeLessThanOrEqual(n);
+    expect(Object.keys(commands).sort()).toEqual(['evalsha admit', 'evalsha release']);
+    expect((await post(app.port, { user: 'a' })).status).toBe(200);
   });
 
   it('the minute window alone: one script call, nothing to release', async () => {
