@@ -29,7 +29,11 @@ export interface McpRequest {
   headers: StandardHeaders;
   /** Body size in bytes. */
   bytes: number;
-  /** The whole message. */
+  /**
+   * The classified message: its `kind` with the members of that kind (`id`, `method` and `params`; `result`;
+   * `error`) and `raw`, the JSON object as received. To hand the body to another JSON-RPC server (an official
+   * SDK transport's `handleRequest(req, res, body)`), pass `message.raw`, not `message`.
+   */
   message: Message;
   /** Set by revision classification. */
   era?: Era;
