@@ -13,7 +13,11 @@
  * @see docs/architecture.md
  */
 import type { IncomingMessage } from 'node:http';
-import type { Principal } from './types.js';
+import { Engine } from './forward-request.js';
+import { intOption, loggerOption, knownKeys, optionsObject } from './options.js';
+import { type BodyOptions, resolveBodyOptions } from './parse-step.js';
+import { stderrLogger } from './respond.js';
+import type { Logger, Middleware, Principal } from './types.js';
 
 /** What the engine asks an adapter to send. */
 export interface ForwardRequest {
@@ -60,4 +64,100 @@ export class UpstreamError extends Error {
     this.name = 'UpstreamError';
     this.reason = reason;
   }
+}
+
+/** The options `sdk()` and `proxy()` share, validated by {@link resolveForwardOptions}. */
+export interface ForwardOptions {
+  /**
+   * > 0: the list methods (`tools/list`, `resources/list`, `resources/templates/list`, `prompts/list`) are read
+   * whole from the server (following its cursors, within `maxListPages` and `maxListItems`), filtered by the tool
+   * views, and paged with mcpware's own cursors. 0 (the default): the server's pages pass through, the views
+   * applied to each.
+   */
+  pageSize?: number;
+  /** Per request, in milliseconds; not for `subscriptions/listen` or GET streams. 0 = none. Default 60000. */
+  timeoutMs?: number;
+  /** The largest JSON answer, or SSE event, read from the server, in bytes. Default 4 MiB. */
+  maxAnswerBytes?: number;
+  /** The most server pages one aggregated list reads. Default 100. */
+  maxListPages?: number;
+  /** The most entries one aggregated list holds. Default 10000. */
+  maxListItems?: number;
+  /** The parse step's limits (as dispatch's `body` option): `{ limit, maxDepth }`. */
+  body?: BodyOptions;
+  /** Where failures are logged. Default: stderr. */
+  logger?: Logger;
+}
+
+/** {@link ForwardOptions} checked, with their defaults. */
+export interface ResolvedForwardOptions {
+  readonly pageSize: number;
+  readonly timeoutMs: number;
+  readonly maxAnswerBytes: number;
+  readonly maxListPages: number;
+  readonly maxListItems: number;
+  readonly body: ReturnType<typeof resolveBodyOptions>;
+  readonly logger: Logger;
+}
+
+/** The names of {@link ForwardOptions}, so a factory can refuse an unknown name with the closest one. */
+export const FORWARD_OPTION_NAMES: readonly string[] = Object.freeze([
+  'pageSize',
+  'timeoutMs',
+  'maxAnswerBytes',
+  'maxListPages',
+  'maxListItems',
+  'body',
+  'logger',
+]);
+
+const BODY_OPTION_NAMES: readonly string[] = ['limit', 'maxDepth'];
+
+/**
+ * Check the forwarding options among `o` (the factory's whole options object: names that are not forwarding
+ * options are left to the factory, which refuses unknown ones with FORWARD_OPTION_NAMES and its own). Throws
+ * the options kit's TypeError naming `factory` and the option.
+ */
+export function resolveForwardOptions(factory: string, o: Record<string, unknown>): ResolvedForwardOptions {
+  const body = optionsObject(factory, o.body as BodyOptions | undefined, 'option "body"');
+  knownKeys(factory, body, BODY_OPTION_NAMES, 'body.');
+  return {
+    pageSize: intOption(factory, 'pageSize', o.pageSize, 0, 0),
+    timeoutMs: intOption(factory, 'timeoutMs', o.timeoutMs, 60_000, 0, 2_147_483_647),
+    maxAnswerBytes: intOption(factory, 'maxAnswerBytes', o.maxAnswerBytes, 4 * 1024 * 1024, 1024),
+    maxListPages: intOption(factory, 'maxListPages', o.maxListPages, 100, 1),
+    maxListItems: intOption(factory, 'maxListItems', o.maxListItems, 10_000, 1),
+    body: resolveBodyOptions(factory, body),
+    logger: loggerOption(factory, o.logger, stderrLogger),
+  };
+}
+
+/** The engine: the terminal middleware that forwards, and its shutdown. */
+export interface Forwarder {
+  /** The terminal middleware: answers every request (POST, GET, DELETE; 405 for any other method). */
+  handle: Middleware;
+  /** Aborts every exchange in flight; resolves when they have ended. */
+  close(): Promise<void>;
+}
+
+/**
+ * The forwarding engine over an adapter's {@link Send}. `factory` names the adapter in refusals (`by`) and log
+ * lines; `options` come from {@link resolveForwardOptions}.
+ * @example
+ * ```ts
+ * import { createForwarder, resolveForwardOptions } from './forward.js';
+ *
+ * const forwarder = createForwarder(
+ *   'proxy',
+ *   (request) => fetch('http://127.0.0.1:9000/mcp', { method: request.method, headers: request.headers, body: request.body, signal: request.signal }),
+ *   resolveForwardOptions('proxy', { timeoutMs: 10_000 }),
+ * );
+ * app.use('/mcp', forwarder.handle);
+ * ```
+ */
+export function createForwarder(factory: string, send: Send, options: ResolvedForwardOptions): Forwarder {
+  if (typeof send !== 'function')
+    throw new TypeError(`${factory}: the forwarding engine needs a send function`);
+  const engine = new Engine(factory, send, options);
+  return { handle: engine.handle, close: () => engine.close() };
 }

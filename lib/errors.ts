@@ -104,7 +104,11 @@ export type RefusalReason =
   | 'rate_limited'
   | 'unavailable'
   | 'no_auth_decision'
-  | 'internal_error';
+  | 'internal_error'
+  | 'upstream_unreachable'
+  | 'upstream_timeout'
+  | 'upstream_error'
+  | 'upstream_invalid';
 
 /** The era of a request: `modern` = MCP 2026-07-28 per-request envelope, `legacy` = `initialize` handshake. */
 export type Era = 'modern' | 'legacy';
@@ -228,6 +232,18 @@ export const REFUSALS: Readonly<Record<RefusalReason, RefusalSpec>> = {
     message: 'Server misconfiguration: the request was not authenticated',
   },
   internal_error: { code: ErrorCode.InternalError, status: 500, message: 'Internal error' },
+  upstream_unreachable: {
+    code: ErrorCode.InternalError,
+    status: 502,
+    message: 'Upstream server unreachable',
+  },
+  upstream_timeout: { code: ErrorCode.InternalError, status: 504, message: 'Upstream server timed out' },
+  upstream_error: { code: ErrorCode.InternalError, status: 502, message: 'Upstream server error' },
+  upstream_invalid: {
+    code: ErrorCode.InternalError,
+    status: 502,
+    message: 'Invalid answer from the upstream server',
+  },
 };
 
 /** A refusal: the outcome of a failed check, ready to be written as a JSON-RPC error. */
