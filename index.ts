@@ -124,6 +124,17 @@ export type {
   ToolOverride,
   ToolView,
 } from './middleware/tool-filter/index.js';
+export { sdk } from './middleware/sdk/index.js';
+export type {
+  SdkAuthInfo,
+  SdkFetchHandler,
+  SdkHandler,
+  SdkHandlerFunction,
+  SdkMiddleware,
+  SdkOptions,
+  SdkRequestExtra,
+  SdkWebTransport,
+} from './middleware/sdk/index.js';
 export { HANDLER_METHODS } from './core/contract.js';
 export type {
   CacheHint,

@@ -49,6 +49,7 @@ const OPTION_DOCS: ReadonlyMap<string, string> = new Map([
   ['parse', 'docs/middleware/parse.md#options'],
   ['protectedResourceMetadata', 'docs/middleware/protected-resource-metadata.md#options'],
   ['redact', 'docs/middleware/redact.md#options'],
+  ['sdk', 'docs/middleware/sdk.md#options'],
   ['rejectBatch', 'docs/middleware/reject-batch.md#options'],
   ['toolFilter', 'docs/middleware/tool-filter.md#options'],
   ['loadCatalogue', 'docs/handlers/catalogue.md#options'],
