@@ -16,11 +16,11 @@ import {
   type Tool,
 } from '../index.js';
 
-export const NOTES_URI = 'notes://today';
+import { NOTE, NOTES_UNAVAILABLE, NOTES_URI, noteLine } from './demo-contract.js';
+
+export { NOTES_URI };
 /** Most lines kept: the oldest go first. */
 const MAX_NOTES = 1000;
-/** Longest note, in characters (the tool's input schema). */
-const MAX_NOTE_LENGTH = 1000;
 const NOTES_KEY = 'mcpware:demo:notes:today';
 /** The channel of the demo's resources feed. */
 const NOTES_CHANNEL = 'mcpware:demo:resources';
@@ -81,21 +81,13 @@ export function demoNotes(redis: Redis | Cluster | undefined, logger: Logger): D
     },
   };
   const tool: Tool = {
-    name: 'note',
-    description: `Appends a line to ${NOTES_URI} and tells the listen streams subscribed to it.`,
-    inputSchema: {
-      type: 'object',
-      properties: { text: { type: 'string', minLength: 1, maxLength: MAX_NOTE_LENGTH } },
-      required: ['text'],
-      additionalProperties: false,
-    },
+    ...NOTE,
     call: async ({ text }) => {
-      // One note is one line.
-      const line = String(text).replace(/[\r\n]+/g, ' ');
+      const line = noteLine(text);
       try {
         await store.append(line);
       } catch {
-        return toolError('The notes are unavailable right now; try again shortly.');
+        return toolError(NOTES_UNAVAILABLE);
       }
       feed.updated(NOTES_URI);
       return ok({ noted: line });

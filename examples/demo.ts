@@ -32,6 +32,18 @@ import {
 import { demoNotes } from './demo-notes.js';
 import { storeHealth } from './demo-health.js';
 import { elicitationRequest } from '../lib/index.js';
+import {
+  ADMIN_GROUP,
+  ADMIN_REPORT,
+  CRASH,
+  CRASH_MESSAGE,
+  CUSTOMER,
+  HELLO,
+  REGION_STATUS,
+  SLOW,
+  customerRecord,
+  regionStatus,
+} from './demo-contract.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -206,53 +218,10 @@ function answeredName(answer: JsonObject | undefined): string | undefined {
 export function demoTools(pageSize = 0): ToolRegistry {
   const registry = new ToolRegistry(pageSize > 0 ? { pageSize } : {});
   registry.register(
+    { ...HELLO, call: ({ who }) => ok({ greeting: `Hello, ${String(who)}!` }) },
+    { ...CUSTOMER, call: ({ id }) => ok(customerRecord(String(id))) },
     {
-      name: 'hello',
-      title: 'Say hello',
-      description: 'Greets someone by name.',
-      inputSchema: {
-        type: 'object',
-        properties: { who: { type: 'string', description: 'Who to greet' } },
-        required: ['who'],
-        additionalProperties: false,
-      },
-      outputSchema: {
-        type: 'object',
-        properties: { greeting: { type: 'string' } },
-        required: ['greeting'],
-      },
-      annotations: { readOnlyHint: true, openWorldHint: false },
-      call: ({ who }) => ok({ greeting: `Hello, ${String(who)}!` }),
-    },
-    {
-      name: 'customer',
-      description: 'Looks up a customer record (holds personal data: watch the redaction).',
-      inputSchema: {
-        type: 'object',
-        properties: { id: { type: 'string' } },
-        required: ['id'],
-        additionalProperties: false,
-      },
-      annotations: { readOnlyHint: true },
-      call: ({ id }) =>
-        ok({
-          id: String(id),
-          name: 'Sam Carter',
-          email: 'sam.carter@acme.com',
-          phone: '+1 415 555 0132',
-          card: '4111 1111 1111 1111',
-          lastLoginIp: '203.0.113.42',
-        }),
-    },
-    {
-      name: 'slow',
-      description: 'Waits for the given number of milliseconds, charging the time to your budget.',
-      inputSchema: {
-        type: 'object',
-        properties: { ms: { type: 'integer', minimum: 0, maximum: 10000 } },
-        required: ['ms'],
-        additionalProperties: false,
-      },
+      ...SLOW,
       call: async ({ ms }, ctx: CallContext) => {
         const wanted = Number(ms);
         const started = Date.now();
@@ -267,38 +236,16 @@ export function demoTools(pageSize = 0): ToolRegistry {
       },
     },
     {
-      name: 'admin_report',
-      description: 'Usage report for administrators.',
-      inputSchema: { type: 'object', additionalProperties: false },
+      ...ADMIN_REPORT,
       // Visible (and callable) only for the admin group; for everyone else it does not exist.
-      describe: (ctx) => (ctx.principal?.groups.includes('admin') ? {} : undefined),
+      describe: (ctx) => (ctx.principal?.groups.includes(ADMIN_GROUP) ? {} : undefined),
       call: (_args, ctx) => ok({ report: 'all systems nominal', requestedBy: ctx.principal?.userId ?? null }),
     },
+    { ...REGION_STATUS, call: ({ region, verbose }) => ok(regionStatus(region, verbose)) },
     {
-      name: 'region_status',
-      description: 'Status of a region; the region is mirrored into the Mcp-Param-Region header.',
-      inputSchema: {
-        type: 'object',
-        properties: {
-          region: { type: 'string', 'x-mcp-header': 'Region' },
-          verbose: { type: 'boolean' },
-        },
-        required: ['region'],
-        additionalProperties: false,
-      },
-      call: ({ region, verbose }) =>
-        ok(
-          verbose === true
-            ? { region, status: 'ok', checkedAt: new Date().toISOString() }
-            : { region, status: 'ok' },
-        ),
-    },
-    {
-      name: 'crash',
-      description: 'Fails with an unexpected error (the answer leaks neither message nor stack).',
-      inputSchema: { type: 'object', additionalProperties: false },
+      ...CRASH,
       call: () => {
-        throw new Error('database password is hunter2 (this must never reach a client)');
+        throw new Error(CRASH_MESSAGE);
       },
     },
     {
