@@ -35,7 +35,7 @@ export interface Harness {
 export async function startHarness(
   send: Send,
   options: ForwardOptions = {},
-  extra: { filter?: ToolFilterOptions; before?: Middleware[] } = {},
+  extra: { filter?: ToolFilterOptions; before?: Middleware[]; postOnly?: false } = {},
 ): Promise<Harness> {
   const audits: Record<string, unknown>[] = [];
   const warnings: string[] = [];
@@ -50,7 +50,8 @@ export async function startHarness(
     metrics({ registry }),
     ...(extra.before ?? []),
     ...(extra.filter ? [toolFilter(extra.filter)] : []),
-    redact({ mode: 'mask' }),
+    // redact() (like every POST-only middleware) answers GET and DELETE with 405 itself.
+    ...(extra.postOnly === false ? [] : [redact({ mode: 'mask' })]),
     forwarder.handle,
   ];
   const server = http.createServer(compose(chain, { logger: { error() {} } }));
