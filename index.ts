@@ -124,6 +124,8 @@ export type {
   ToolOverride,
   ToolView,
 } from './middleware/tool-filter/index.js';
+export { proxy } from './middleware/proxy/index.js';
+export type { ProxyFetch, ProxyMiddleware, ProxyOptions } from './middleware/proxy/index.js';
 export { sdk } from './middleware/sdk/index.js';
 export type {
   SdkAuthInfo,

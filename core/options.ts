@@ -48,6 +48,7 @@ const OPTION_DOCS: ReadonlyMap<string, string> = new Map([
   ['oidcAuth', 'docs/middleware/oidc-auth.md#options'],
   ['parse', 'docs/middleware/parse.md#options'],
   ['protectedResourceMetadata', 'docs/middleware/protected-resource-metadata.md#options'],
+  ['proxy', 'docs/middleware/proxy.md#options'],
   ['redact', 'docs/middleware/redact.md#options'],
   ['sdk', 'docs/middleware/sdk.md#options'],
   ['rejectBatch', 'docs/middleware/reject-batch.md#options'],
