@@ -45,6 +45,11 @@ export const SERVERS: readonly ServerSpec[] = Object.freeze([
   { id: 'mcpware-node-redis', label: 'mcpware full stack on node:http, limits in Redis', modern: true },
   { id: 'mcpware-minimal', label: 'mcpware minimal on node:http', modern: true },
   {
+    id: 'mcpware-proxy',
+    label: 'mcpware full stack as a proxy to bare node:http (another process)',
+    modern: true,
+  },
+  {
     id: 'mcpware-node-small-heap',
     label: `mcpware full stack on node:http, ${SMALL_HEAP_FLAGS.join(' ')}`,
     modern: true,

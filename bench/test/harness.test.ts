@@ -61,10 +61,11 @@ describe('every benchmark server answers every workload it supports', () => {
       'mcpware-node',
       'mcpware-node-redis',
       'mcpware-minimal',
+      'mcpware-proxy',
       'mcpware-node-small-heap',
     ]);
     // SDK v1 speaks only the legacy revision; every other server both.
-    expect(CASES).toHaveLength(10 * 4 - 2);
+    expect(CASES).toHaveLength(11 * 4 - 2);
   });
 
   test.each(CASES)(
