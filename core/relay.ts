@@ -195,6 +195,11 @@ export function writeJson(
 /** Relay a server's answer to the client. Throws an {@link UpstreamError} for an answer that is not MCP. */
 export async function relay(ctx: RelayContext, response: Response): Promise<void> {
   const media = mediaType(response);
+  // A session's end carries no message: the SDK v1 answers a DELETE 200 without a body.
+  if (ctx.req.method === 'DELETE' && response.status === 200 && media === '') {
+    discard(response);
+    return writeEmpty(ctx.res, 200, passedHeaders(response));
+  }
   const failure = failureOf(response.status, media);
   if (failure !== undefined) {
     discard(response);
