@@ -39,7 +39,10 @@ const MAX_RESULT_TYPE = 64;
  * ```
  */
 export function classifyAnswer(value: unknown): AnswerClass {
-  const m = classifyMessage(value);
+  // An error about a request the server could not identify carries `id: null` (a v1 session not found): an
+  // error without id.
+  const nullId = isJsonObject(value) && value.id === null && Object.hasOwn(value, 'error');
+  const m = classifyMessage(nullId ? { jsonrpc: value.jsonrpc, error: value.error } : value);
   if (!m.ok) return { kind: 'invalid' };
   switch (m.kind) {
     case 'response': {
