@@ -1,7 +1,8 @@
 /**
  * `mcpEndpoint(options)`: the recommended stack from one options object, as one middleware. It mounts, in this
  * order: audit, metrics, guardOrigin, methodGuard, authentication, the limiter's gate, rejectBatch, parse,
- * limits, classifyRevision, checkHeaders, redact, dispatch, so that no order mistake is left to make: redaction
+ * limits, classifyRevision, checkHeaders, redact, toolFilter, and dispatch (or a `backend` such as `sdk()` or
+ * `proxy()` in its place), so that no order mistake is left to make: redaction
  * applies to what the dispatcher sends, the limiter keys on an authenticated principal (an unauthenticated
  * caller gets 401, never 429), a caller over its minute is refused before its body is read, and the body is
  * read by parse(), under its limit, after authentication.
@@ -35,16 +36,20 @@ import {
 } from '../protected-resource-metadata/index.js';
 import { type RedactMiddleware, redact } from '../redact/index.js';
 import { rejectBatch } from '../reject-batch/index.js';
+import { toolFilter } from '../tool-filter/index.js';
 import type { Logger, Middleware } from '../../core/types.js';
+import { type DrainedBackend, closeDeadline, drainedBackend } from './backend.js';
 import {
   type AuthChoice,
   type EndpointConfig,
   FACTORY,
   type McpEndpointOptions,
+  type Terminal,
   resolveEndpointOptions,
   withLogger,
 } from './options.js';
 
+export type { McpEndpointBackend } from './backend.js';
 export type { McpEndpointAuthOptions, McpEndpointDispatchOptions, McpEndpointOptions } from './options.js';
 
 /** The middlewares the endpoint is made of, in the order it runs them; absent when their section is off. */
@@ -61,12 +66,19 @@ export interface McpEndpointParts {
   readonly classifyRevision: Middleware;
   readonly checkHeaders: Middleware;
   readonly redact?: RedactMiddleware;
-  readonly dispatch: DispatchMiddleware;
+  readonly toolFilter?: Middleware;
+  /** The dispatcher, unless a `backend` answers in its place. */
+  readonly dispatch?: DispatchMiddleware;
+  /** The `backend` option (`sdk()`, `proxy()`), when given. */
+  readonly backend?: Middleware;
 }
 
 /** What {@link McpEndpoint.stats} reports: the parts' own counts. */
 export interface McpEndpointStats {
-  dispatch: ReturnType<DispatchMiddleware['stats']>;
+  /** The dispatcher's counts (absent with a `backend`). */
+  dispatch?: ReturnType<DispatchMiddleware['stats']>;
+  /** With a `backend`: the requests it is answering now. */
+  backend?: { inFlight: number };
   limits?: LimitsStats;
   audit?: AuditStats;
 }
@@ -78,10 +90,11 @@ export type McpEndpoint = Composed & {
   /**
    * Graceful end, the dispatcher's drain (`dispatch().close()`): readiness answers 503, new requests get 503,
    * listen streams complete, calls in flight answer up to `deadlineMs` (default 10000); OIDC start-up retries
-   * stop.
+   * stop. With a `backend`: readiness 503 and new requests 503 as well, the requests in flight are given up to
+   * `deadlineMs`, then the backend's `close()` aborts what still runs.
    */
   close(options?: { deadlineMs?: number }): Promise<void>;
-  /** The dispatcher's readiness handler for the load balancer (`app.get('/readyz', endpoint.readiness)`). */
+  /** The readiness handler for the load balancer (`app.get('/readyz', endpoint.readiness)`). */
   readonly readiness: DispatchMiddleware['readiness'];
   /** The dispatcher's, the limiter's and the audit's counts. */
   stats(): McpEndpointStats;
@@ -105,8 +118,13 @@ function limitsOptions(l: LimitsOptions, m: MetricsMiddleware | undefined): Limi
   return { ...l, hooks: chainHooks(m.limiterHooks(), l.hooks ?? {}) };
 }
 
-/** checkHeaders()'s `Mcp-Param-*` lookup: the tools handler's own (a ToolRegistry has one), if any. */
-function paramHeadersOf(handlers: EndpointConfig['handlers']): Pick<CheckHeadersOptions, 'paramHeaders'> {
+/**
+ * checkHeaders()'s `Mcp-Param-*` lookup: the tools handler's own (a ToolRegistry has one), if any. A backend's
+ * server checks its own tools' headers.
+ */
+function paramHeadersOf(t: Terminal): Pick<CheckHeadersOptions, 'paramHeaders'> {
+  if (t.kind !== 'dispatch') return {};
+  const handlers = t.handlers;
   const tools = Object.hasOwn(handlers, 'tools') ? (handlers.tools as { paramHeaders?: unknown }) : undefined;
   const find = tools?.paramHeaders;
   if (typeof find !== 'function') return {};
@@ -117,9 +135,10 @@ function paramHeadersOf(handlers: EndpointConfig['handlers']): Pick<CheckHeaders
 }
 
 /** The dispatch section's versions, which classifyRevision() and checkHeaders() must share. */
-function versionsOf(d: EndpointConfig['dispatch']): { modernVersions?: string[]; legacyVersions?: string[] } {
+function versionsOf(t: Terminal): { modernVersions?: string[]; legacyVersions?: string[] } {
   const out: { modernVersions?: string[]; legacyVersions?: string[] } = {};
-  const v = d.versions ?? {};
+  if (t.kind !== 'dispatch') return out;
+  const v = t.dispatch.versions ?? {};
   if (v.modernVersions !== undefined) out.modernVersions = v.modernVersions as string[];
   if (v.legacyVersions !== undefined) out.legacyVersions = v.legacyVersions as string[];
   return out;
@@ -160,8 +179,20 @@ function buildAuth(choice: AuthChoice, logger: Logger): Auth {
   }
 }
 
+/** The terminal part: the dispatcher over the handlers, or the backend behind its drain. */
+function buildTerminal(
+  c: EndpointConfig,
+): { dispatch: DispatchMiddleware; backend?: undefined } | { dispatch?: undefined; backend: DrainedBackend } {
+  const t = c.terminal;
+  if (t.kind === 'backend') return { backend: drainedBackend(t.backend) };
+  const { logger, body } = c;
+  // Without authentication (auth.insecureNoAuth) the dispatcher is told so; else it refuses what auth did not decide.
+  const anonymous = c.auth.insecure;
+  return { dispatch: dispatch({ ...t.dispatch, body, handlers: t.handlers, logger, anonymous }) };
+}
+
 /** Every part, made from its section, in the order they run (authentication made last: see buildAuth). */
-function buildParts(c: EndpointConfig): { parts: McpEndpointParts; auth: Auth } {
+function buildParts(c: EndpointConfig): { parts: McpEndpointParts; auth: Auth; backend?: DrainedBackend } {
   const { logger, body } = c;
   const auditMw = c.audit && audit(c.audit);
   const metricsMw = c.metrics && metrics(c.metrics);
@@ -171,10 +202,9 @@ function buildParts(c: EndpointConfig): { parts: McpEndpointParts; auth: Auth } 
   const redactor = c.redact && redact(c.redact);
   const batches = rejectBatch({ ...body, logger });
   const parser = parse({ ...body, logger });
-  // Without authentication (auth.insecureNoAuth) the dispatcher is told so; else it refuses what auth did not decide.
-  const anonymous = c.auth.insecure;
-  const dispatcher = dispatch({ ...c.dispatch, body, handlers: c.handlers, logger, anonymous });
-  const versions = versionsOf(c.dispatch);
+  const filter = c.toolFilter && toolFilter(withLogger(c.toolFilter, logger));
+  const terminal = buildTerminal(c);
+  const versions = versionsOf(c.terminal);
   const parts = {
     audit: auditMw,
     metrics: metricsMw,
@@ -185,13 +215,15 @@ function buildParts(c: EndpointConfig): { parts: McpEndpointParts; auth: Auth } 
     parse: parser,
     limits: limiter,
     classifyRevision: classifyRevision({ ...versions, logger }),
-    checkHeaders: checkHeaders({ ...versions, ...paramHeadersOf(c.handlers), logger }),
+    checkHeaders: checkHeaders({ ...versions, ...paramHeadersOf(c.terminal), logger }),
     redact: redactor,
-    dispatch: dispatcher,
+    toolFilter: filter,
+    dispatch: terminal.dispatch,
+    backend: terminal.backend?.middleware,
   };
   const auth = buildAuth(c.auth, logger);
   parts.auth = auth.middleware;
-  return { parts, auth };
+  return { parts, auth, backend: terminal.backend };
 }
 
 /**
@@ -220,7 +252,7 @@ function buildParts(c: EndpointConfig): { parts: McpEndpointParts; auth: Auth } 
  */
 export function mcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   const config = resolveEndpointOptions(options);
-  const { parts, auth } = buildParts(config);
+  const { parts, auth, backend } = buildParts(config);
   const chain = [
     parts.audit,
     parts.metrics,
@@ -234,18 +266,23 @@ export function mcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     parts.classifyRevision,
     parts.checkHeaders,
     parts.redact,
-    parts.dispatch,
+    parts.toolFilter,
+    parts.dispatch ?? parts.backend,
   ].filter((m): m is Middleware => m !== undefined);
   const composed = compose(chain, { logger: config.logger });
   const exposed = {
     ready: parts.auth?.ready ?? Promise.resolve(),
     async close(options?: { deadlineMs?: number }): Promise<void> {
+      const deadlineMs = backend === undefined ? undefined : closeDeadline(options);
       for (const o of auth.oidc) o.close();
-      await parts.dispatch.close(options);
+      if (backend !== undefined) await backend.close(deadlineMs!);
+      else await parts.dispatch!.close(options);
     },
-    readiness: parts.dispatch.readiness,
+    readiness: backend?.readiness ?? parts.dispatch!.readiness,
     stats(): McpEndpointStats {
-      const s: McpEndpointStats = { dispatch: parts.dispatch.stats() };
+      const s: McpEndpointStats = backend
+        ? { backend: { inFlight: backend.inFlight } }
+        : { dispatch: parts.dispatch!.stats() };
       if (parts.limits) s.limits = parts.limits.stats();
       if (parts.audit) s.audit = parts.audit.stats();
       return s;

@@ -30,7 +30,9 @@ import type { MetricsOptions } from '../metrics/index.js';
 import type { OidcAuthOptions } from '../oidc-auth/index.js';
 import type { ProtectedResourceMetadataOptions } from '../protected-resource-metadata/index.js';
 import type { RedactMiddlewareOptions } from '../redact/index.js';
+import type { ToolFilterOptions } from '../tool-filter/index.js';
 import type { Logger } from '../../core/types.js';
+import { type McpEndpointBackend, backendOption } from './backend.js';
 
 export const FACTORY = 'mcpEndpoint';
 
@@ -63,10 +65,24 @@ export type McpEndpointDispatchOptions = Omit<DispatchOptions, 'handlers' | 'log
 export interface McpEndpointOptions {
   /** Who may call. Required. */
   auth: McpEndpointAuthOptions;
-  /** The handler objects: `tools`, `resources`, `prompts`, `completion`, … (`dispatch()`'s `handlers`). */
-  handlers: Handlers;
-  /** `dispatch()`'s options: `serverInfo` (required), `instructions`, `capabilities`, `versions`, `streams`, … */
-  dispatch: McpEndpointDispatchOptions;
+  /**
+   * The handler objects: `tools`, `resources`, `prompts`, `completion`, … (`dispatch()`'s `handlers`). Required
+   * unless `backend` is given.
+   */
+  handlers?: Handlers;
+  /**
+   * `dispatch()`'s options: `serverInfo` (required), `instructions`, `capabilities`, `versions`, `streams`, …
+   * Required unless `backend` is given.
+   */
+  dispatch?: McpEndpointDispatchOptions;
+  /**
+   * A terminal middleware of mcpware's in place of `dispatch()` and `handlers`: `sdk({ handler })` (an official
+   * SDK server in the same process) or `proxy({ url })` (any MCP server over HTTP). Its `close()` is called by
+   * the endpoint's `close()`.
+   */
+  backend?: McpEndpointBackend;
+  /** `toolFilter()`'s options: an allow-list, overrides and per-group visibility. Default: no filter. */
+  toolFilter?: ToolFilterOptions;
   /** `guardOrigin()`'s allow-lists. Default: no Origin allowed, no Host check. */
   origin?: GuardOriginOptions;
   /** The body's size limit and depth, for `rejectBatch()`, `parse()` and `dispatch()` alike. */
@@ -89,6 +105,8 @@ const TOP = [
   'auth',
   'handlers',
   'dispatch',
+  'backend',
+  'toolFilter',
   'origin',
   'body',
   'limits',
@@ -162,10 +180,15 @@ function resolveAuth(value: McpEndpointAuthOptions | undefined): AuthChoice {
 }
 
 /** The endpoint's options with every section checked as a section. */
+/** What answers: `dispatch()` over handler objects, or a backend such as `sdk()` or `proxy()`. */
+export type Terminal =
+  | { readonly kind: 'dispatch'; readonly handlers: Handlers; readonly dispatch: McpEndpointDispatchOptions }
+  | { readonly kind: 'backend'; readonly backend: McpEndpointBackend };
+
 export interface EndpointConfig {
   readonly auth: AuthChoice;
-  readonly handlers: Handlers;
-  readonly dispatch: McpEndpointDispatchOptions;
+  readonly terminal: Terminal;
+  readonly toolFilter: ToolFilterOptions | undefined;
   readonly origin: GuardOriginOptions;
   readonly body: BodyOptions;
   readonly limits: LimitsOptions | undefined;
@@ -197,22 +220,44 @@ function resolveMetrics(
   return { ...m, registry };
 }
 
-export function resolveEndpointOptions(options: McpEndpointOptions): EndpointConfig {
-  const o = optionsObject(FACTORY, options);
-  knownKeys(FACTORY, o, TOP);
-  const logger = loggerOption(FACTORY, o.logger, stderrLogger);
+/** `dispatch` and `handlers`, or `backend` alone. */
+function resolveTerminal(o: McpEndpointOptions): Terminal {
+  if (o.backend !== undefined) {
+    for (const name of ['handlers', 'dispatch'] as const) {
+      if (o[name] !== undefined) {
+        throw optionError(
+          OPTION_ERRORS.invalid,
+          FACTORY,
+          `${FACTORY}: option "backend" answers every request in place of dispatch(), so option "${name}" ` +
+            'has nothing to configure: give "backend", or "handlers" and "dispatch"',
+        );
+      }
+    }
+    return { kind: 'backend', backend: backendOption(o.backend) };
+  }
   const dispatch = section('dispatch', o.dispatch);
   if (dispatch === undefined) {
-    throw missingOption(FACTORY, 'dispatch', 'at least { serverInfo: { name, version } }');
+    throw missingOption(
+      FACTORY,
+      'dispatch',
+      'at least { serverInfo: { name, version } } (or a "backend" such as sdk() or proxy())',
+    );
   }
   movedKeys(FACTORY, dispatch, MOVED_FROM_DISPATCH, 'dispatch.');
   if (o.handlers === undefined) {
     throw missingOption(FACTORY, 'handlers', 'the handler objects, e.g. { tools }');
   }
+  return { kind: 'dispatch', dispatch, handlers: optionsObject(FACTORY, o.handlers, 'option "handlers"') };
+}
+
+export function resolveEndpointOptions(options: McpEndpointOptions): EndpointConfig {
+  const o = optionsObject(FACTORY, options);
+  knownKeys(FACTORY, o, TOP);
+  const logger = loggerOption(FACTORY, o.logger, stderrLogger);
   return {
     auth: resolveAuth(o.auth),
-    handlers: optionsObject(FACTORY, o.handlers, 'option "handlers"'),
-    dispatch,
+    terminal: resolveTerminal(o),
+    toolFilter: section('toolFilter', o.toolFilter),
     origin: section('origin', o.origin) ?? {},
     body: section('body', o.body) ?? {},
     limits: switchable('limits', o.limits),
