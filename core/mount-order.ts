@@ -1,6 +1,6 @@
 /**
  * Mount-order checks the middlewares share. `dispatch()` answers every POST and passes on only what it does not
- * answer (other HTTP methods), which it marks. A middleware that meets a marked request, or one whose answer is
+ * answer (OPTIONS), which it marks. A middleware that meets a marked request, or one whose answer is
  * already sent, is mounted after the answer: it never sees the requests `dispatch()` answers, so it would do
  * nothing, silently. It logs that once per instance, naming itself, and a request already answered goes on.
  *
@@ -14,7 +14,7 @@ import type { Logger, RequestLocals } from './types.js';
 const PASSED_ON = Symbol.for('mcpware.passedOnByDispatch');
 type Marked = RequestLocals & { [PASSED_ON]?: true };
 
-/** Mark a request `dispatch()` passes on with `next()`: whoever sees it next is mounted after `dispatch()`. */
+/** Mark a request `dispatch()` passes on with `next()` (OPTIONS): whoever sees it next is mounted after it. */
 export function markPassedOn(req: IncomingMessage): void {
   (localsOf(req) as Marked)[PASSED_ON] = true;
 }

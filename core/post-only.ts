@@ -6,8 +6,9 @@
  * and a client that opens the 2025-11-25 GET stream learns there is none.
  *
  * Two requests go on instead: OPTIONS, a CORS preflight for the CORS middleware mounted after (the auth
- * middlewares let it through as well), and a request `dispatch()` passed on: the middleware is then mounted
- * after `dispatch()` (its mount-order check says so), and the request belongs to the app's own routes after it.
+ * middlewares let it through as well), and a request `dispatch()` passed on (it answers other methods with the
+ * same 405 and passes OPTIONS on): the middleware is then mounted after `dispatch()` (its mount-order check
+ * says so).
  *
  * @see docs/middleware/method-guard.md#the-other-middlewares
  */

@@ -3,7 +3,8 @@
  * `dispatch()`: the last middleware. It routes each JSON-RPC request to a handler object's method (`tools/list` →
  * `handlers.tools.list(params, ctx)`), writes the answer (JSON, or a request-scoped SSE stream when the handler
  * sends notifications first), serves `subscriptions/listen` and multi-round-trip input. It parses and classifies
- * lazily, so it works alone or after the transport middlewares; mount `checkHeaders()` before it.
+ * lazily, so it works alone or after the transport middlewares; mount `checkHeaders()` before it. Another HTTP
+ * method gets 405 with `Allow: POST`; OPTIONS goes on.
  *
  * @see docs/middleware/dispatch.md
  */
@@ -15,6 +16,7 @@ import { refusal } from '../../lib/errors.js';
 import { log } from '../../core/log.js';
 import { markPassedOn } from '../../core/mount-order.js';
 import { onParsed } from '../../core/parse-step.js';
+import { refuseMethod } from '../../core/post-only.js';
 import { sendRefusal } from '../../core/respond.js';
 import { createBuiltins } from './builtins.js';
 import { type CloseOptions, closeDeadline, createDrain } from './drain.js';
@@ -108,6 +110,9 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     next: (err?: unknown) => void,
   ): void {
     if (req.method !== 'POST') {
+      // Answered as every POST-only middleware answers it (core/post-only.ts), but OPTIONS, a CORS preflight for
+      // the middleware after: marked, so that a middleware of the chain mounted after learns its place.
+      if (req.method !== 'OPTIONS') return refuseMethod(req, res, DISPATCH);
       markPassedOn(req);
       return next();
     }

@@ -133,11 +133,13 @@ describe.each(PLATFORMS)('composition on %s', (platform) => {
       expect(res.status).toBe(200);
     });
 
-    test('a non-POST request is passed on (next())', async () => {
+    test('another HTTP method gets the JSON 405; OPTIONS is passed on (next())', async () => {
       const { default: request } = await import('supertest');
       const res = await request(s.base).get('/mcp');
-      expect(res.status).toBe(404);
-      expect(res.body).toEqual({ fell: 'through' });
+      expect([res.status, res.headers.allow]).toEqual([405, 'POST']);
+      const preflight = await request(s.base).options('/mcp');
+      expect(preflight.status).toBe(404);
+      expect(preflight.body).toEqual({ fell: 'through' });
     });
   });
 

@@ -2,8 +2,8 @@
  * Every middleware's answer to an HTTP method it does not serve is JSON. Each middleware that serves POST only,
  * mounted alone on Express (5 and 4, with no handler of the app's after it), answers GET and DELETE with
  * methodGuard()'s 405: `Allow: POST` and a JSON-RPC error without id, never Express's HTML 404 page. OPTIONS
- * goes on (a CORS preflight), dispatch() passes other methods on (the app's own routes after it), and a
- * middleware mounted after dispatch() passes on what dispatch() passed on and still logs its misorder. The
+ * goes on (a CORS preflight); dispatch() answers the same 405 and passes OPTIONS on, and a middleware mounted
+ * after dispatch() passes on what dispatch() passed on and still logs its misorder. The
  * official SDK v1 client, against a stack without methodGuard(), learns from the 405 that there is no GET
  * stream, and reports no error.
  */
@@ -106,19 +106,21 @@ describe.each(EXPRESSES)('alone on %s', (_name, e) => {
     }
   });
 
-  test("dispatch() passes other methods on (its contract): the app's own route after it answers", async () => {
+  test("dispatch() answers other methods with the 405; the app's own route for GET goes before it", async () => {
     const app = e();
+    app.get('/mcp/own', (_req, res) => {
+      res.json({ app: 'own route' });
+    });
     app.use(
       '/mcp',
       dispatch({ anonymous: true, handlers: { tools: tools() }, serverInfo: SI, logger: quiet }),
     );
-    app.get('/mcp', (_req, res) => {
-      res.json({ app: 'own route' });
-    });
     const server = http.createServer(app);
     try {
       const res = await request(server).get('/mcp');
-      expect([res.status, res.body]).toEqual([200, { app: 'own route' }]);
+      expect([res.status, res.headers.allow, res.body.error?.code]).toEqual([405, 'POST', -32600]);
+      const own = await request(server).get('/mcp/own');
+      expect([own.status, own.body]).toEqual([200, { app: 'own route' }]);
     } finally {
       await close(server);
     }
@@ -133,14 +135,14 @@ describe.each(EXPRESSES)('alone on %s', (_name, e) => {
       classifyRevision({ logger: log.logger }),
       parse({ logger: quiet }),
     );
-    app.get('/mcp', (_req, res) => {
-      res.json({ app: 'own route' });
+    app.options('/mcp', (_req, res) => {
+      res.status(204).end();
     });
     const server = http.createServer(app);
     try {
       for (let i = 0; i < 2; i++) {
-        const res = await request(server).get('/mcp');
-        expect([res.status, res.body]).toEqual([200, { app: 'own route' }]);
+        const res = await request(server).options('/mcp');
+        expect(res.status).toBe(204);
       }
       const told = log.records('classifyRevision:');
       expect(told).toHaveLength(1);

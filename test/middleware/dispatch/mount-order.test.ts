@@ -85,9 +85,12 @@ describe.each(PLATFORMS)('mount order on %s', (platform) => {
     test('its misorder is logged once, naming it, whatever the number of requests', async () => {
       const c = s.client({ era: 'legacy', headers: { Authorization: `Bearer ${KEY}` } });
       expect((await c.callTool('customer', { id: 'c-1' })).status).toBe(200);
-      // dispatch() passes other methods on: redact() sees them, after dispatch().
+      // dispatch() passes OPTIONS on: redact() sees them, after dispatch().
       for (let i = 0; i < 3; i++) {
-        const res = await fetch(`${s.base}/mcp`, { headers: { Authorization: `Bearer ${KEY}` } });
+        const res = await fetch(`${s.base}/mcp`, {
+          method: 'OPTIONS',
+          headers: { Authorization: `Bearer ${KEY}` },
+        });
         await res.arrayBuffer();
       }
       const told = lines.filter((l) => /mounted after dispatch\(\)/.test(l));
