@@ -5,9 +5,11 @@
  * The record has fixed keys ({@link AUDIT_KEYS}), every one always present. It never holds the answer nor the
  * arguments (only their SHA-256, unless `arguments` names some to record); every caller-authored string is
  * sanitized, masked and only then cut to its cap, and appears only as a value, never as a key. It refuses
- * nothing: a failing or lagging logger never affects the answer.
+ * nothing: a failing or lagging logger never affects the answer. When the first answers show a final handler
+ * that records no outcome (not mcpware's), it says so once on stderr (core/final-handler.ts).
  * @see docs/middleware/audit.md
  */
+import { finalHandlerCheck } from '../../core/final-handler.js';
 import { mountOrderCheck } from '../../core/mount-order.js';
 import type { Middleware } from '../../core/types.js';
 import { createByteCounter } from './byte-count.js';
@@ -53,8 +55,16 @@ export function audit(options: AuditOptions): AuditMiddleware {
   const { onError } = config;
   const sink = createAuditSink(config);
   const buildRecord = createRecordBuilder(config);
+  // Not the audit logger: its lines are records, each with every key of AUDIT_KEYS.
+  const check = finalHandlerCheck({
+    by: 'audit',
+    lacks: 'records neither req.locals.response nor req.locals.refusal',
+    consequence: 'its outcome is unknown and is recorded as ok',
+    docs: 'docs/middleware/audit.md#in-front-of-another-final-handler',
+  });
   const counter = createByteCounter({
     onEnd(res, tracking, finished) {
+      if (finished && check.pending) check.finished(tracking.req, res);
       if (!sink.accepts()) return;
       let record: AuditRecord;
       try {

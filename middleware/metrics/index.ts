@@ -6,11 +6,13 @@
  * The registry is injected (or a new one is made per instance), never prom-client's global one; a second
  * instance on the same registry reuses the metrics. Every label is bounded: a tool name becomes a label only
  * when it is listed in `tools` or the call reached a registered tool (`req.locals.tool`), up to `maxTools`;
- * anything else is `other`.
+ * anything else is `other`. When the first answers show a final handler that records no outcome (not
+ * mcpware's), it says so once (core/final-handler.ts).
  * @see docs/middleware/metrics.md
  */
 import type { ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
+import { finalHandlerCheck } from '../../core/final-handler.js';
 import { localsOf } from '../../core/respond.js';
 import { mountOrderCheck } from '../../core/mount-order.js';
 import type { Middleware, RequestLocals } from '../../core/types.js';
@@ -60,12 +62,19 @@ export function metrics(options: MetricsOptions = {}): MetricsMiddleware {
   // in `req.locals` under this instance's own key. A request whose `req.locals` was replaced before it ended is
   // not measured. @see docs/performance.md#state-in-reqlocals
   const tracking = Symbol('mcpware.metrics');
+  const check = finalHandlerCheck({
+    by: 'metrics',
+    lacks: 'records neither req.locals.response nor req.locals.refusal',
+    consequence: 'its outcome is unknown and is recorded as ok',
+    docs: 'docs/middleware/metrics.md#in-front-of-another-final-handler',
+  });
   type Marked = RequestLocals & { [tracking]?: { start: number; done: boolean } };
   const finish = (res: ServerResponse, finished: boolean): void => {
     const req = res.req;
     const t = (req?.locals as Marked | undefined)?.[tracking];
     if (t === undefined || t.done) return;
     t.done = true;
+    if (finished && check.pending) check.finished(req, res);
     try {
       recorder.record(req, res, t.start, finished);
     } catch {

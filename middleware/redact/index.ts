@@ -3,7 +3,8 @@
  * transform on `req.locals.outbound`, which the dispatcher applies to each result and notification before
  * encoding (what is masked, by method: `walk.ts`). Modes: `mask` (default) replaces matches, `warn` counts them
  * and changes nothing, `off` does nothing. The rules that fired are recorded on `req.locals.redaction` for audit
- * and metrics. It refuses nothing; non-POST requests pass through.
+ * and metrics. It refuses nothing; non-POST requests pass through. When the first answers show a final handler
+ * that does not apply the transforms (not mcpware's), it says so once (core/final-handler.ts).
  * @see docs/middleware/redact.md
  */
 import {
@@ -18,6 +19,8 @@ import {
   parseRedactMode,
   redactResultOf,
 } from '../../lib/redact/index.js';
+import type { ServerResponse } from 'node:http';
+import { finalHandlerCheck } from '../../core/final-handler.js';
 import { localsOf } from '../../core/respond.js';
 import { mountOrderCheck } from '../../core/mount-order.js';
 import { notPost } from '../../core/post-only.js';
@@ -140,6 +143,16 @@ export function redact(options?: RedactMiddlewareOptions): RedactMiddleware {
   const active = redactor.mode !== 'off';
 
   const late = mountOrderCheck('redact');
+  // Listens to the first requests only: once an answer showed who writes them, nothing is added per request.
+  const check = finalHandlerCheck({
+    by: 'redact',
+    lacks: 'does not apply req.locals.outbound',
+    consequence: 'nothing was masked',
+    docs: 'docs/middleware/redact.md#in-front-of-another-final-handler',
+  });
+  function onFinish(this: ServerResponse): void {
+    if (this.req) check.finished(this.req, this);
+  }
   const mw = function mcpRedact(req, res, next) {
     if (late(req, res)) return next();
     if (req.method !== 'POST') return notPost(req, res, next, 'redact');
@@ -150,6 +163,8 @@ export function redact(options?: RedactMiddlewareOptions): RedactMiddleware {
       // The dispatcher calls a transform with the value only: the closure binds this request's record.
       const transform: OutboundTransform = (value, info) => applyRedaction(state, record, value, info);
       (locals.outbound ??= []).push(transform);
+      // A stand-in response without events (a direct call in a unit test) is not checked.
+      if (check.pending && typeof res.once === 'function') res.once('finish', onFinish);
     }
     next();
   } as RedactMiddleware;
