@@ -26,9 +26,12 @@ import {
   ToolRegistry,
   type CallContext,
   type JsonObject,
+  type Logger,
+  type McpEndpointOptions,
   type Middleware,
   type OidcAuthOptions,
 } from '../index.js';
+import { DEMO_TOOL_FILTER, type DemoMode, demoBackend, demoModeFromEnv } from './demo-modes.js';
 import { demoNotes } from './demo-notes.js';
 import { storeHealth } from './demo-health.js';
 import { elicitationRequest } from '../lib/index.js';
@@ -38,6 +41,7 @@ import {
   CRASH,
   CRASH_MESSAGE,
   CUSTOMER,
+  DEMO_SERVER_INFO,
   HELLO,
   REGION_STATUS,
   SLOW,
@@ -275,6 +279,62 @@ export function demoTools(pageSize = 0): ToolRegistry {
   return registry;
 }
 
+/** What answers the demo's requests, as `mcpEndpoint()` options, with what it holds. */
+interface Terminal {
+  options: Pick<McpEndpointOptions, 'handlers' | 'dispatch' | 'backend' | 'toolFilter'>;
+  /** Whether the notes' shared feed works (undefined: nothing shared). */
+  feedConnected(): boolean | undefined;
+  close(): Promise<void>;
+}
+
+/** The default mode: mcpware's dispatcher over the demo's tools, the catalogue, the notes and the prompts. */
+async function dispatchTerminal(o: {
+  redis: DemoRedis | undefined;
+  logger: Logger;
+  pageSize: number;
+  requestStateKey: Buffer[] | undefined;
+}): Promise<Terminal> {
+  const { pageSize, requestStateKey } = o;
+  const tools = demoTools(pageSize);
+  // notes://today and the note tool: in the limits' Redis when REDIS_URL is set, shared by every instance.
+  const notes = demoNotes(o.redis, o.logger);
+  tools.register(notes.tool);
+  const catalogue = await loadCatalogue(path.join(__dirname, 'catalogue'), { scheme: 'docs' });
+  const res = resources({
+    sources: [catalogue.resources, notes.source],
+    changes: notes.feed,
+    ...(pageSize > 0 ? { pageSize } : {}),
+  });
+  const pr = prompts({ sources: [catalogue.prompts], ...(pageSize > 0 ? { pageSize } : {}) });
+  return {
+    options: {
+      handlers: {
+        tools,
+        resources: res,
+        prompts: pr,
+        completion: completion({ prompts: pr, resources: res }),
+      },
+      dispatch: {
+        serverInfo: { ...DEMO_SERVER_INFO },
+        instructions:
+          'A demo of mcpware: tools hello, customer, slow, region_status, introduce, note; docs:// resources and notes://today; prompts.',
+        ...(requestStateKey ? { inputRequests: { requestStateKey } } : {}),
+      },
+    },
+    feedConnected: notes.connected,
+    close: () => notes.close(),
+  };
+}
+
+/** MCP_BACKEND=sdk or MCP_UPSTREAM_URL: a backend, with the visibility rule as the tool filter's groups. */
+async function backendTerminal(
+  mode: Exclude<DemoMode, 'dispatch'>,
+  o: { upstreamUrl?: string; pageSize: number; logger: Logger },
+): Promise<Terminal> {
+  const { backend, close } = await demoBackend(mode, o);
+  return { options: { backend, toolFilter: DEMO_TOOL_FILTER }, feedConnected: () => undefined, close };
+}
+
 export async function createDemo(env: Env = process.env): Promise<Demo> {
   const host = env.HOST || '127.0.0.1';
   const port = int(env, 'PORT', 8075);
@@ -356,20 +416,14 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
     closers.push(() => void redis!.disconnect());
   }
 
-  // Tools, resources and prompts.
+  // What answers: mcpware's dispatcher over the demo's handlers, or a backend (MCP_BACKEND=sdk, MCP_UPSTREAM_URL).
   const pageSize = int(env, 'MCP_PAGE_SIZE', 0);
-  const tools = demoTools(pageSize);
-  // notes://today and the note tool: in the limits' Redis when REDIS_URL is set, shared by every instance.
-  const notes = demoNotes(redis, logger);
-  closers.push(() => notes.close());
-  tools.register(notes.tool);
-  const catalogue = await loadCatalogue(path.join(__dirname, 'catalogue'), { scheme: 'docs' });
-  const res = resources({
-    sources: [catalogue.resources, notes.source],
-    changes: notes.feed,
-    ...(pageSize > 0 ? { pageSize } : {}),
-  });
-  const pr = prompts({ sources: [catalogue.prompts], ...(pageSize > 0 ? { pageSize } : {}) });
+  const { mode, upstreamUrl } = demoModeFromEnv(env);
+  const terminal =
+    mode === 'dispatch'
+      ? await dispatchTerminal({ redis, logger, pageSize, requestStateKey })
+      : await backendTerminal(mode, { upstreamUrl, pageSize, logger });
+  closers.push(() => terminal.close());
 
   const origins = env.MCP_ALLOWED_ORIGINS === '*' ? '*' : list(env.MCP_ALLOWED_ORIGINS);
   const hosts =
@@ -393,18 +447,7 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
         resourceName: 'mcpware demo',
       },
     },
-    handlers: {
-      tools,
-      resources: res,
-      prompts: pr,
-      completion: completion({ prompts: pr, resources: res }),
-    },
-    dispatch: {
-      serverInfo: { name: 'mcpware-demo', version: '0.1.0' },
-      instructions:
-        'A demo of mcpware: tools hello, customer, slow, region_status, introduce, note; docs:// resources and notes://today; prompts.',
-      ...(requestStateKey ? { inputRequests: { requestStateKey } } : {}),
-    },
+    ...terminal.options,
     origin: { allowedOrigins: origins, allowedHosts: hosts },
     limits: limitsOptionsFromEnv(
       env,
@@ -418,7 +461,7 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
   closers.push(() => endpoint.close());
   const health = storeHealth({
     redis,
-    feedConnected: notes.connected,
+    feedConnected: terminal.feedConnected,
     report: (store, up) => endpoint.parts.metrics?.storeUp(store, up),
   });
   closers.push(() => health.close());

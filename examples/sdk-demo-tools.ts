@@ -191,7 +191,11 @@ function registerPrompts(server: McpServer, catalogue: Catalogue): void {
 export function sdkDemoServer(o: SdkDemoOptions & { catalogue: Catalogue; notes: SdkNotesStore }): McpServer {
   const server = new McpServer(
     { ...DEMO_SERVER_INFO },
-    { instructions: 'A demo of mcpware, served by the official SDK: the same tools, resources and prompts.' },
+    {
+      instructions: 'A demo of mcpware, served by the official SDK: the same tools, resources and prompts.',
+      // notes://today announces its updates to the listen streams subscribed to it.
+      capabilities: { resources: { subscribe: true } },
+    },
   );
   registerTools(server, o);
   registerResources(server, o.catalogue, o.notes);

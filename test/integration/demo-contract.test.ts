@@ -1,6 +1,9 @@
 /**
  * The demo server's contract (README "Demo server"): environment, tools, resources, prompts, metrics, audit,
- * limits, origin protection, OIDC and Redis, checked through HTTP with mcpware's own test client.
+ * limits, origin protection, OIDC and Redis, checked through HTTP with mcpware's own test client, in each of
+ * the demo's three modes (docs/guides/demo-server.md#modes): mcpware's dispatcher (`dispatch`), the official
+ * SDK v2 in-process behind the stack (`sdk`), and a plain SDK server in another process behind the stack's
+ * proxy (`upstream`). Where a mode answers differently, the test says so with the reason.
  */
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -13,11 +16,30 @@ import { McpTestClient, TestIssuer } from '../../testing/index';
 import { redisDescribe, startRedis, type RedisServer } from '../support/redis';
 import { startDemo, type RunningDemo } from '../support/demo';
 import { type Stream, envelope, modernHeaders, openStream } from '../support/streaming';
+import { spawnUpstream, type UpstreamProcess } from '../support/demo-upstream';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 const KEYS = `demo:sha256:${sha('demo-token')}:users,root:${sha('root-token')}:admin|users`;
 const AUTH = { Authorization: 'Bearer demo-token' };
 const ADMIN = { Authorization: 'Bearer root-token' };
+
+type Mode = 'dispatch' | 'sdk' | 'upstream';
+const MODES: Mode[] = ['dispatch', 'sdk', 'upstream'];
+/** The SDK modes' tools are the official SDK's: where it answers otherwise, the contract says so. */
+const isSdk = (mode: Mode) => mode !== 'dispatch';
+
+let upstream: UpstreamProcess | undefined;
+beforeAll(async () => {
+  upstream = await spawnUpstream();
+}, 40_000);
+afterAll(() => upstream?.stop());
+
+/** The environment of a mode. */
+function modeEnv(mode: Mode): Record<string, string> {
+  if (mode === 'sdk') return { MCP_BACKEND: 'sdk' };
+  if (mode === 'upstream') return { MCP_UPSTREAM_URL: upstream!.url };
+  return {};
+}
 
 /** A subscriptions/listen stream on `url` subscribed to notes://today, past its acknowledgement. */
 async function listenToNotes(url: string): Promise<Stream> {
@@ -74,10 +96,10 @@ describe('npm start', () => {
   }, 40_000);
 });
 
-describe('the demo in both eras', () => {
+describe.each(MODES)('the demo in both eras (%s)', (mode) => {
   let d: RunningDemo;
   beforeAll(async () => {
-    d = await startDemo({ MCP_API_KEYS: KEYS });
+    d = await startDemo({ MCP_API_KEYS: KEYS, ...modeEnv(mode) });
   });
   afterAll(() => d.stop());
 
@@ -125,7 +147,11 @@ describe('the demo in both eras', () => {
         'admin_report',
       );
       const ok = await admin.callTool('admin_report', {});
-      expect(ok.body.result.structuredContent).toMatchObject({ requestedBy: 'root' });
+      // The upstream never learns who calls: the caller's credentials are not forwarded (the spec forbids
+      // token passthrough), so the upstream's report names nobody. In-process, sdk() hands the SDK the principal.
+      expect(ok.body.result.structuredContent).toMatchObject({
+        requestedBy: mode === 'upstream' ? null : 'root',
+      });
     });
 
     test('region_status mirrors region into Mcp-Param-Region', async () => {
@@ -147,7 +173,14 @@ describe('the demo in both eras', () => {
 
     test('crash: a generic -32603, no message, no stack', async () => {
       const r = await client().callTool('crash', {});
-      expect(r.body.error.code).toBe(-32603);
+      if (isSdk(mode)) {
+        // The SDK answers every exception a tool throws as an isError result carrying its message; the SDK
+        // tool logs its failure and answers a generic text instead: a tool error, not -32603.
+        expect(r.body.result).toMatchObject({
+          isError: true,
+          content: [{ type: 'text', text: 'Internal error' }],
+        });
+      } else expect(r.body.error.code).toBe(-32603);
       expect(JSON.stringify(r.body)).not.toMatch(/hunter2|password|at .*\.ts/);
     });
 
@@ -167,7 +200,8 @@ describe('the demo in both eras', () => {
       const png = await c.readResource('docs://logo.png');
       expect(png.body.result.contents[0].blob).toBeDefined();
       const missing = await c.readResource('docs://nope.md');
-      expect(missing.body.error.code).toBe(era === 'modern' ? -32602 : -32002);
+      // The SDK answers -32602 in both eras (the 2026-07-28 rule); mcpware keeps -32002 for 2025-11-25 clients.
+      expect(missing.body.error.code).toBe(era === 'modern' || isSdk(mode) ? -32602 : -32002);
       const prompt = await c.getPrompt('summarize', { topic: 'caching' });
       expect(JSON.stringify(prompt.body.result.messages)).toContain('caching');
       const noArg = await c.getPrompt('summarize', {});
@@ -217,7 +251,8 @@ describe('the demo in both eras', () => {
     const r = await c.listTools({}, { headers: { 'Mcp-Session-Id': 'abc', 'Last-Event-ID': '5' } });
     expect(r.status).toBe(200);
     expect(r.headers['mcp-session-id']).toBeUndefined();
-    expect(r.headers['mcp-protocol-version']).toBe('2026-07-28');
+    // The SDK does not name the revision in a response header; the proxy passes on what the server sends.
+    expect(r.headers['mcp-protocol-version']).toBe(isSdk(mode) ? undefined : '2026-07-28');
     expect(r.body.result.resultType).toBe('complete');
     expect(r.body.result.ttlMs).toBe(0);
     expect(r.body.result.cacheScope).toBe('private');
@@ -240,7 +275,11 @@ describe('the demo in both eras', () => {
     expect(m.text).toMatch(/mcp_requests_total\{era="modern"\} [1-9]/);
     expect(m.text).toMatch(/mcp_tool_calls_total\{tool="hello",outcome="ok"\} [1-9]/);
     // The crash tool's calls (one per era) count under its own name; names nobody registered stay `other`.
-    expect(m.text).toMatch(/mcp_tool_calls_total\{tool="crash",outcome="error"\} [1-9]/);
+    // (In the SDK modes crash is a tool error: see its test.)
+    const crashOutcome = isSdk(mode) ? 'tool_error' : 'error';
+    expect(m.text).toMatch(
+      new RegExp(`mcp_tool_calls_total\\{tool="crash",outcome="${crashOutcome}"\\} [1-9]`),
+    );
     expect(m.text).toMatch(/mcp_transport_refusals_total\{reason="origin_not_allowed"\} [1-9]/);
   });
 
