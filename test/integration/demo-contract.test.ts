@@ -298,9 +298,9 @@ describe.each(MODES)('the demo in both eras (%s)', (mode) => {
   });
 });
 
-describe('demo environment', () => {
+describe.each(MODES)('demo environment (%s)', (mode) => {
   test('MCP_RPM limits per user with 429 and Retry-After', async () => {
-    const d = await startDemo({ MCP_RPM: '3' });
+    const d = await startDemo({ MCP_RPM: '3', ...modeEnv(mode) });
     try {
       const c = new McpTestClient(d.url, { headers: AUTH, autoParamHeaders: false });
       const statuses: number[] = [];
@@ -315,7 +315,7 @@ describe('demo environment', () => {
   });
 
   test('MCP_REDACT=off leaves the record as it is', async () => {
-    const d = await startDemo({ MCP_REDACT: 'off' });
+    const d = await startDemo({ MCP_REDACT: 'off', ...modeEnv(mode) });
     try {
       const r = await new McpTestClient(d.url, { headers: AUTH }).callTool('customer', { id: 'c' });
       expect(r.body.result.structuredContent.card).toBe('4111 1111 1111 1111');
@@ -325,7 +325,7 @@ describe('demo environment', () => {
   });
 
   test('MCP_ALLOWED_ORIGINS admits the listed origin', async () => {
-    const d = await startDemo({ MCP_ALLOWED_ORIGINS: 'http://app.example.com' });
+    const d = await startDemo({ MCP_ALLOWED_ORIGINS: 'http://app.example.com', ...modeEnv(mode) });
     try {
       const ok = await new McpTestClient(d.url, {
         headers: { ...AUTH, Origin: 'http://app.example.com' },
@@ -339,6 +339,7 @@ describe('demo environment', () => {
   test('MCP_API_KEYS: a key without groups starts and is served, seeing only the tools that need no group', async () => {
     const d = await startDemo({
       MCP_API_KEYS: `${KEYS},guest:${sha('guest-token')}`,
+      ...modeEnv(mode),
     });
     try {
       const c = new McpTestClient(d.url, { headers: { Authorization: 'Bearer guest-token' } });
@@ -355,9 +356,46 @@ describe('demo environment', () => {
     }
   });
 
+  test('MCP_PAGE_SIZE pages the lists the caller sees, after visibility, with cursors of their own', async () => {
+    const d = await startDemo({ MCP_API_KEYS: KEYS, MCP_PAGE_SIZE: '2', ...modeEnv(mode) });
+    try {
+      const pages = async (headers: Record<string, string>, list: 'listTools' | 'listPrompts') => {
+        const c = new McpTestClient(d.url, { headers });
+        const names: string[][] = [];
+        let cursor: string | undefined;
+        for (let i = 0; i < 10; i++) {
+          const r = (await c[list](cursor === undefined ? {} : { cursor })).body.result;
+          names.push((r.tools ?? r.prompts).map((t: { name: string }) => t.name));
+          cursor = r.nextCursor;
+          if (cursor === undefined) break;
+        }
+        return names;
+      };
+      const users = await pages(AUTH, 'listTools');
+      expect(users.every((p) => p.length <= 2)).toBe(true);
+      expect(users.flat()).toEqual(expect.arrayContaining(['hello', 'customer', 'slow', 'crash', 'note']));
+      expect(users.flat()).not.toContain('admin_report');
+      expect((await pages(ADMIN, 'listTools')).flat()).toContain('admin_report');
+      expect(await pages(AUTH, 'listPrompts')).toEqual([['explain-error', 'summarize']]);
+      const bad = await new McpTestClient(d.url, { headers: AUTH }).listTools({ cursor: 'not-a-cursor' });
+      expect(bad.body.error.code).toBe(-32602);
+    } finally {
+      await d.stop();
+    }
+  });
+});
+
+describe('demo environment', () => {
   test('bad environment values fail at start-up', async () => {
     await expect(startDemo({ MCP_RPM: 'lots' })).rejects.toThrow(/MCP_RPM/);
     await expect(startDemo({ MCP_API_KEYS: 'demo:nothex' })).rejects.toThrow(/MCP_API_KEYS/);
+    await expect(startDemo({ MCP_BACKEND: 'sdK' })).rejects.toThrow(
+      /MCP_BACKEND must be "dispatch" or "sdk"/,
+    );
+    await expect(
+      startDemo({ MCP_BACKEND: 'sdk', MCP_UPSTREAM_URL: 'http://127.0.0.1:1/mcp' }),
+    ).rejects.toThrow(/exclusive/);
+    await expect(startDemo({ MCP_UPSTREAM_URL: 'ftp://127.0.0.1/mcp' })).rejects.toThrow(/proxy/);
   });
 
   test('OIDC_ISSUER: tokens from that issuer are accepted besides API keys, and the metadata is served', async () => {
