@@ -20,6 +20,7 @@ const COPIED = [
   'docs/performance.md',
   'scripts/docs-check.mjs',
   'scripts/md-anchors.cjs',
+  'scripts/package-surface.cjs',
   'package.json',
 ];
 
