@@ -13,7 +13,7 @@ import { ErrorCode, type RequestId } from '../lib/errors.js';
 import type { JsonObject } from '../lib/jsonrpc.js';
 import { isJsonObject } from '../lib/json.js';
 import type { McpRequest } from '../lib/request.js';
-import { UpstreamError } from './forward.js';
+import { UpstreamError } from './upstream-error.js';
 import type { Engine, Outgoing } from './forward-request.js';
 import { log } from './log.js';
 import { applyOutbound } from './outbound.js';

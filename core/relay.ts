@@ -16,7 +16,7 @@ import { errorMeta, log } from './log.js';
 import { applyOutbound } from './outbound.js';
 import { localsOf, sendInternalError, sendRefusal } from './respond.js';
 import type { Logger, RequestLocals, ResponseRecord } from './types.js';
-import { UpstreamError } from './forward.js';
+import { UpstreamError } from './upstream-error.js';
 
 /** What the relay of one answer needs to know about the exchange. */
 export interface RelayContext {
