@@ -19,44 +19,16 @@
  *
  * @see docs/middleware/tool-filter.md
  */
-import type { IncomingMessage } from 'node:http';
-import { log } from '../../core/log.js';
+import { finalHandlerCheck } from '../../core/final-handler.js';
 import { mountOrderCheck } from '../../core/mount-order.js';
 import { notPost } from '../../core/post-only.js';
-import type { Logger, Middleware } from '../../core/types.js';
+import type { Middleware } from '../../core/types.js';
 import { addToolView } from '../../core/tool-views.js';
 import { F, type ToolFilterOptions, resolveToolFilter } from './create-view.js';
 import { viewsFor } from './groups.js';
 
 export type { ExposedTool, ToolView } from '../../core/tool-views.js';
 export type { ToolFilterOptions, ToolOverride } from './create-view.js';
-
-/**
- * The first answered request's check (true once it has judged): a final handler of mcpware's records the outcome (`req.locals.response`)
- * or a refusal (`req.locals.refusal`); an answer with neither was written by something that never applied the
- * views, so the filter is not enforced. Told once per instance, then nothing more per request.
- */
-function appliedCheck(logger: Logger): (req: IncomingMessage) => boolean {
-  let judged = false;
-  return (req) => {
-    if (judged) return true;
-    const l = req.locals;
-    // A notification or a client's response carries no tool: the next request is judged instead.
-    const kind = l?.mcp?.kind;
-    if (kind !== undefined && kind !== 'request') return false;
-    judged = true;
-    if (l?.response !== undefined || l?.refusal !== undefined) return true;
-    log(
-      logger,
-      'warn',
-      `${F}: the tool views were installed but no mcpware final handler applied them (the answer recorded ` +
-        'neither req.locals.response nor req.locals.refusal), so the filter is not enforced: serve the tools ' +
-        'through dispatch(), sdk() or proxy(), mounted after toolFilter()',
-      { by: F },
-    );
-    return true;
-  };
-}
 
 /**
  * The middleware. Validates its options at construction (a TypeError naming the option, and the closest known
@@ -82,17 +54,18 @@ export function toolFilter(options: ToolFilterOptions): Middleware {
   const config = resolveToolFilter(options);
   const viewFor = viewsFor(config);
   const late = mountOrderCheck(F, config.logger);
-  const check = appliedCheck(config.logger);
-  let checking = true;
+  const check = finalHandlerCheck({
+    by: F,
+    lacks: 'does not apply the tool views',
+    consequence: 'the filter is not enforced',
+    docs: 'docs/middleware/tool-filter.md#when-nothing-applies-the-views',
+    logger: config.logger,
+  });
   return function mcpToolFilter(req, res, next) {
     if (late(req, res)) return next();
     if (req.method !== 'POST') return notPost(req, res, next, F);
     addToolView(req, viewFor(req.locals?.principal));
-    if (checking) {
-      res.once('finish', () => {
-        if (check(req)) checking = false;
-      });
-    }
+    if (check.pending) res.once('finish', () => check.finished(req, res));
     next();
   };
 }

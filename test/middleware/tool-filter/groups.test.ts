@@ -188,7 +188,7 @@ describe('no final handler applied the views', () => {
       await c.callTool('admin_report');
       expect(logger.lines).toHaveLength(1);
       expect(logger.lines[0]).toMatch(
-        /^warn toolFilter: the tool views were installed but no mcpware final handler/,
+        /^warn toolFilter\(\): the answer to tools\/list was written by a handler that does not apply the tool views/,
       );
       expect(logger.lines[0]).toMatch(/dispatch\(\), sdk\(\) or proxy\(\)/);
     } finally {
