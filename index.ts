@@ -112,6 +112,7 @@ export { mcpEndpoint } from './middleware/endpoint/index.js';
 export type {
   McpEndpoint,
   McpEndpointAuthOptions,
+  McpEndpointBackend,
   McpEndpointDispatchOptions,
   McpEndpointOptions,
   McpEndpointParts,
