@@ -1,8 +1,8 @@
 /**
- * Admission: the four checks of a POST, asked of the limiter in one operation that the memory store answers
- * synchronously and the Redis store in one script call; the refusals; what happens when an admitted request's
- * response closes; and what the gate (gate.ts), which refuses a caller known to be over its minute or budget
- * before its body is read, learns from them.
+ * Admission: the four checks of a request (a POST, a session's GET stream or its DELETE), asked of the limiter
+ * in one operation that the memory store answers synchronously and the Redis store in one script call; the
+ * refusals; what happens when an admitted request's response closes; and what the gate (gate.ts), which refuses
+ * a caller known to be over its minute or budget before its body is read, learns from them.
  * @see docs/middleware/limits.md
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -19,7 +19,7 @@ import { isThenable } from '../../core/maybe-promise.js';
 import { parseRequest } from '../../core/parse-step.js';
 import { principalKey } from '../../lib/principal.js';
 import type { McpRequest } from '../../lib/request.js';
-import { sendInternalError, sendRefusal } from '../../core/respond.js';
+import { localsOf, sendInternalError, sendRefusal } from '../../core/respond.js';
 import { Gate } from './gate.js';
 import { type Limiter, StoreUnavailableError, type Ticket, type Verdict } from './limiter.js';
 import type { LimitsConfig } from './options.js';
@@ -32,13 +32,13 @@ const ID_PEEK_BYTES = 64 * 1024;
 /** How long a refusal waits for the body to find the id before it is sent without one. */
 const ID_PEEK_MS = 1000;
 
-/** One POST on its way through the checks. */
+/** One request on its way through the checks. */
 interface Attempt {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
   /** The bucket of the request's principal: its source and id ({@link principalKey}), or `anonymous`. */
   readonly key: string;
-  /** A subscriptions/listen stream: it takes no concurrency slot. */
+  /** A subscriptions/listen stream or a GET stream: it takes no concurrency slot. */
   readonly longLived: boolean;
   /** Counted among the key's requests in flight, for the gate. */
   tracked: boolean;
@@ -52,7 +52,7 @@ interface Attempt {
 
 export interface Admission {
   /**
-   * Admit `req` (a POST) and call `next`, or refuse it; never throws. A parsed JSON-RPC response or
+   * Admit `req` (a POST, GET or DELETE) and call `next`, or refuse it; never throws. A parsed JSON-RPC response or
    * notification is no request: it goes on at once, and takes nothing.
    */
   admit(req: IncomingMessage, res: ServerResponse, next: () => void): void;
@@ -68,14 +68,18 @@ export interface Admission {
 /**
  * A subscriptions/listen stream lives as long as the client wants; holding concurrency slots for it would let a
  * few subscriptions lock their owner out. It still counts against rpm; the dispatcher caps open streams itself.
- * Seen only when the request was parsed before this middleware (the recommended order).
+ * Seen only when the request was parsed before this middleware (the recommended order). A GET (a 2025-11-25
+ * session's server stream, served by `sdk()` and `proxy()`) is one too, whatever was parsed.
  */
-const isLongLived = (mcp: McpRequest | undefined): boolean => mcp?.method === 'subscriptions/listen';
+const isLongLived = (req: IncomingMessage, mcp: McpRequest | undefined): boolean =>
+  req.method === 'GET' || mcp?.method === 'subscriptions/listen';
 
 /** The id of the request, read from at most 64 KiB of body and within a second; undefined when not readable. */
 async function peekId(req: IncomingMessage): Promise<unknown> {
   const known = req.locals?.mcp;
   if (known) return known.id;
+  // A GET or DELETE carries no message, so no id.
+  if (req.method !== 'POST') return undefined;
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<undefined>((resolve) => {
     timer = setTimeout(resolve, ID_PEEK_MS, undefined);
@@ -208,12 +212,15 @@ export function createAdmission(config: LimitsConfig, limiter: Limiter): Admissi
         req,
         res,
         key: principalKey(req.locals?.principal),
-        longLived: isLongLived(mcp),
+        longLived: isLongLived(req, mcp),
         tracked: false,
         ticket: undefined,
         closed: false,
         admittedAt: -1,
       };
+      // A GET stream's duration is the client's listening, not work: it charges the budget what the final
+      // handler charges (nothing, unless it says otherwise), as the dispatcher does for a listen stream.
+      if (req.method === 'GET') localsOf(req).chargedMs ??= 0;
       // Settled when the response closes, or before the answer's last bytes when it holds a set's last slot.
       releaseBeforeAnswer(res, a, settle);
       try {

@@ -1,7 +1,8 @@
 /**
  * limits: per-user requests per minute, per-user and global concurrency, and an hourly work budget per user;
  * in process memory, or shared by every replica through Redis. Mount it inside the authentication middleware:
- * it keys on `req.locals.principal`: where the principal came from and its id. Only POST requests count.
+ * it keys on `req.locals.principal`: where the principal came from and its id. POST requests count, and so do
+ * a session's GET stream (a request of the minute without a slot, as a listen stream) and its DELETE.
  * @see docs/middleware/limits.md
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -110,8 +111,10 @@ export function limits(options: Readonly<LimitsOptions> = {}): LimitsMiddleware 
   const late = mountOrderCheck('limits', config.logger);
   const limitsMiddleware = (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
     if (late(req, res)) return next();
-    if (req.method !== 'POST') return notPost(req, res, next, 'limits');
-    if (!warned && req.locals?.principal === undefined) {
+    const method = req.method;
+    if (method !== 'POST' && method !== 'GET' && method !== 'DELETE')
+      return notPost(req, res, next, 'limits');
+    if (!warned && method === 'POST' && req.locals?.principal === undefined) {
       warned = true;
       log(config.logger, 'warn', NO_PRINCIPAL);
     }

@@ -78,13 +78,15 @@ describe.each(KINDS)('limits, memory store (%s)', (kind: Kind) => {
     });
   }
 
-  it("counts POST only: another method gets methodGuard()'s 405 and takes nothing", async () => {
-    const { app } = await open({ perUserRpm: 1, perUserConcurrency: 1 });
-    for (let i = 0; i < 5; i++) expect((await post(app.port, { user: 'a', method: 'GET' })).status).toBe(405);
-    expect((await post(app.port, { user: 'a', method: 'DELETE' })).status).toBe(405);
+  it("counts POST, GET (a session's stream) and DELETE; another method gets methodGuard()'s 405 and takes nothing", async () => {
+    const { app } = await open({ perUserRpm: 3, perUserConcurrency: 1 });
+    for (let i = 0; i < 5; i++) expect((await post(app.port, { user: 'a', method: 'PUT' })).status).toBe(405);
+    expect((await post(app.port, { user: 'a', method: 'GET' })).status).toBe(200);
+    expect((await post(app.port, { user: 'a', method: 'DELETE' })).status).toBe(200);
     expect((await post(app.port, { user: 'a' })).status).toBe(200);
     expect((await post(app.port, { user: 'a' })).status).toBe(429);
-    expect((await post(app.port, { user: 'a', method: 'GET' })).status).toBe(405);
+    expect((await post(app.port, { user: 'a', method: 'GET' })).status).toBe(429);
+    expect((await post(app.port, { user: 'a', method: 'PUT' })).status).toBe(405);
   });
 
   it('keys on the principal; requests without one share the anonymous bucket', async () => {
