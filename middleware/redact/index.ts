@@ -1,10 +1,12 @@
 /**
- * `redact()`: mask secrets and personal data in what leaves the server. For every POST it registers an outbound
- * transform on `req.locals.outbound`, which the dispatcher applies to each result and notification before
- * encoding (what is masked, by method: `walk.ts`). Modes: `mask` (default) replaces matches, `warn` counts them
- * and changes nothing, `off` does nothing. The rules that fired are recorded on `req.locals.redaction` for audit
- * and metrics. It refuses nothing; non-POST requests pass through. When the first answers show a final handler
- * that does not apply the transforms (not mcpware's), it says so once (core/final-handler.ts).
+ * `redact()`: mask secrets and personal data in what leaves the server. For every POST, and every GET (a
+ * session's server stream, whose events `sdk()` and `proxy()` relay through the same transforms), it registers an
+ * outbound transform on `req.locals.outbound`, which the final handler applies to each result and notification
+ * before encoding (what is masked, by method: `walk.ts`). Modes: `mask` (default) replaces matches, `warn` counts
+ * them and changes nothing, `off` does nothing. The rules that fired are recorded on `req.locals.redaction` for
+ * audit and metrics. It refuses nothing it serves: DELETE (a session's end, no messages) and OPTIONS go on, and
+ * any other method gets the POST-only 405. When the first answers show a final handler that does not apply the
+ * transforms (not mcpware's), it says so once (core/final-handler.ts).
  * @see docs/middleware/redact.md
  */
 import {
@@ -155,7 +157,10 @@ export function redact(options?: RedactMiddlewareOptions): RedactMiddleware {
   }
   const mw = function mcpRedact(req, res, next) {
     if (late(req, res)) return next();
-    if (req.method !== 'POST') return notPost(req, res, next, 'redact');
+    const method = req.method;
+    // A GET stream's answer carries messages: it is masked as a POST's answer is. A DELETE carries none.
+    if (method === 'DELETE') return next();
+    if (method !== 'POST' && method !== 'GET') return notPost(req, res, next, 'redact');
     const locals = localsOf(req);
     const record: RedactionRecord = { mode: redactor.mode, fired: [], hits: {}, truncated: 0 };
     locals.redaction = record;
@@ -164,7 +169,8 @@ export function redact(options?: RedactMiddlewareOptions): RedactMiddleware {
       const transform: OutboundTransform = (value, info) => applyRedaction(state, record, value, info);
       (locals.outbound ??= []).push(transform);
       // A stand-in response without events (a direct call in a unit test) is not checked.
-      if (check.pending && typeof res.once === 'function') res.once('finish', onFinish);
+      // The check concludes on a POST only.
+      if (check.pending && method === 'POST' && typeof res.once === 'function') res.once('finish', onFinish);
     }
     next();
   } as RedactMiddleware;

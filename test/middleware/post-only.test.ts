@@ -1,7 +1,7 @@
 /**
  * Every middleware's answer to an HTTP method it does not serve is JSON. Each middleware that serves POST only,
- * mounted alone on Express (5 and 4, with no handler of the app's after it), answers GET and DELETE with
- * methodGuard()'s 405: `Allow: POST` and a JSON-RPC error without id, never Express's HTML 404 page. OPTIONS
+ * mounted alone on Express (5 and 4, with no handler of the app's after it), answers GET and DELETE (PUT only,
+ * for limits() and redact(), which serve a session's GET stream and DELETE) with methodGuard()'s 405: `Allow: POST` and a JSON-RPC error without id, never Express's HTML 404 page. OPTIONS
  * goes on (a CORS preflight); dispatch() answers the same 405 and passes OPTIONS on, and a middleware mounted
  * after dispatch() passes on what dispatch() passed on and still logs its misorder. The
  * official SDK v1 client, against a stack without methodGuard(), learns from the 405 that there is no GET
@@ -75,7 +75,9 @@ describe.each(EXPRESSES)('alone on %s', (_name, e) => {
     });
     afterAll(() => close(server));
 
-    test.each(['GET', 'DELETE', 'PUT'])('%s: the JSON 405 methodGuard() gives, no id', async (method) => {
+    // limits() and redact() serve a session's GET stream and DELETE as well (docs/middleware/sdk.md).
+    const refused = by === 'limits' || by === 'redact' ? ['PUT'] : ['GET', 'DELETE', 'PUT'];
+    test.each(refused)('%s: the JSON 405 methodGuard() gives, no id', async (method) => {
       const res = await request(server)[method.toLowerCase() as 'get' | 'delete' | 'put']('/mcp');
       expect(res.status).toBe(405);
       expect(res.headers.allow).toBe('POST');

@@ -146,7 +146,7 @@ describe.each(PLATFORMS)('redact() on %s', (platform) => {
     expect(res.text).not.toContain('structuredContent');
   });
 
-  test("a non-POST request gets methodGuard()'s 405 and registers nothing; OPTIONS goes on untouched", async () => {
+  test("a GET stream gets the transform; DELETE and OPTIONS go on untouched; another method gets methodGuard()'s 405", async () => {
     const seen: Middleware = (req, res) => {
       res.end(
         JSON.stringify({
@@ -156,7 +156,14 @@ describe.each(PLATFORMS)('redact() on %s', (platform) => {
       );
     };
     const s = serve(platform, [redact(), seen]);
-    const res = await request(s).get('/mcp');
+    const get = await request(s).get('/mcp');
+    expect(JSON.parse(get.text)).toEqual({
+      outbound: 1,
+      redaction: { mode: 'mask', fired: [], hits: {}, truncated: 0 },
+    });
+    const end = await request(s).delete('/mcp');
+    expect(JSON.parse(end.text)).toEqual({ outbound: 0, redaction: null });
+    const res = await request(s).put('/mcp');
     expect([res.status, res.headers.allow, JSON.parse(res.text)]).toEqual([
       405,
       'POST',
