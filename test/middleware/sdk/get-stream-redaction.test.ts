@@ -1,12 +1,14 @@
 /**
  * A 2025-11-25 session's GET stream keeps redaction (issue 35): an SDK v1 `McpServer` with sessions, behind
  * `sdk()` in the same process or behind `proxy()` (the same sessions served by `sdk()` alone on another
- * server), with the route the docs give a session's GET and DELETE (authentication, limits, redact) in front.
+ * server), with the route the docs give a session's GET and DELETE (audit, metrics, authentication, limits,
+ * redact) in front.
  * The server sends a logging notification on the session's GET stream, not tied to any request, carrying a card
- * number and an e-mail address: the client reading that stream sees them masked, and the audit record of the
- * GET says what fired. The full `mcpEndpoint()` stack still answers GET with its JSON 405.
+ * number and an e-mail address: the client reading that stream sees them masked, and the audit record and the
+ * metrics of the GET say what fired. The full `mcpEndpoint()` stack still answers GET with its JSON 405.
  */
 import http from 'node:http';
+import { Registry } from 'prom-client';
 import { randomUUID } from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
@@ -14,6 +16,7 @@ import { apiKeyAuth, hashKey } from '../../../middleware/api-key-auth/index';
 import { audit } from '../../../middleware/audit/index';
 import { compose } from '../../../middleware/compose/index';
 import { mcpEndpoint } from '../../../middleware/endpoint/index';
+import { metrics } from '../../../middleware/metrics/index';
 import { limits } from '../../../middleware/limits/index';
 import { parse } from '../../../middleware/parse/index';
 import { proxy } from '../../../middleware/proxy/index';
@@ -21,7 +24,7 @@ import { redact } from '../../../middleware/redact/index';
 import { rejectBatch } from '../../../middleware/reject-batch/index';
 import { type SdkHandlerFunction, sdk } from '../../../middleware/sdk/index';
 import type { Middleware } from '../../../core/types';
-import { listenLoopback } from '../../support/observe-harness';
+import { listenLoopback, sampleKey, samples } from '../../support/observe-harness';
 import { AUTH, CARD, KEY, MASKED, type AuditRecord, until } from './stack';
 
 const EMAIL = 'ada.lovelace@example.com';
@@ -76,6 +79,8 @@ interface Fixture {
   url: string;
   servers: Map<string, McpServer>;
   audit: AuditRecord[];
+  /** The value of one sample of the metrics. */
+  metric(name: string, labels?: Record<string, string>): Promise<number | undefined>;
   close(): Promise<void>;
 }
 
@@ -103,20 +108,31 @@ async function start(through: 'sdk()' | 'proxy()'): Promise<Fixture> {
     });
   }
   const records: AuditRecord[] = [];
+  const registry = new Registry();
+  const observe = metrics({ registry });
   const auditor = audit({
     logger: { log: (_level: string, _message: string, meta: AuditRecord) => records.push(meta) },
   });
-  const auth = apiKeyAuth({ keys: [{ userId: 'alice', hash: hashKey(KEY), groups: ['staff'] }], logger: quiet });
-  const limiter = limits({ perUserRpm: 100, perUserConcurrency: 2, logger: quiet });
-  const posts = compose([auditor, auth, limiter.gate, rejectBatch(), parse(), limiter, redact(), terminal], {
+  const auth = apiKeyAuth({
+    keys: [{ userId: 'alice', hash: hashKey(KEY), groups: ['staff'] }],
     logger: quiet,
   });
-  const others = compose([auditor, auth, limiter, redact(), terminal], { logger: quiet });
+  const limiter = limits({ perUserRpm: 100, perUserConcurrency: 2, logger: quiet });
+  const posts = compose(
+    [auditor, observe, auth, limiter.gate, rejectBatch(), parse(), limiter, redact(), terminal],
+    {
+      logger: quiet,
+    },
+  );
+  const others = compose([auditor, observe, auth, limiter, redact(), terminal], { logger: quiet });
   const front = await serve((req, res) => (req.method === 'POST' ? posts : others)(req, res));
   return {
     url: front.url,
     servers,
     audit: records,
+    async metric(name, labels) {
+      return samples(await registry.metrics()).get(sampleKey(`mcp_${name}`, labels));
+    },
     async close() {
       await front.close();
       await terminal.close();
@@ -177,7 +193,7 @@ describe.each(['sdk()', 'proxy()'] as const)("a v1 session's GET stream through 
   });
   afterEach(() => f.close());
 
-  test('a notification on the GET stream leaves masked; the GET is audited with what fired', async () => {
+  test('a notification on the GET stream leaves masked; audit and metrics record what fired', async () => {
     const sid = await initialize(f.url);
     const session = { 'Mcp-Session-Id': sid, 'MCP-Protocol-Version': PROTOCOL, ...AUTH };
     const controller = new AbortController();
@@ -210,6 +226,8 @@ describe.each(['sdk()', 'proxy()'] as const)("a v1 session's GET stream through 
     await until(() => f.audit.some((r) => r.http_method === 'GET'));
     const get = f.audit.find((r) => r.http_method === 'GET')!;
     expect(get.redacted).toEqual(expect.arrayContaining(['card', 'email']));
+    expect(await f.metric('redactions_total', { rule: 'card' })).toBe(1);
+    expect(await f.metric('redactions_total', { rule: 'email' })).toBe(1);
   });
 
   test('DELETE goes through the same route and ends the session', async () => {
