@@ -22,7 +22,8 @@ export type { ErrorCodeValue, JsonRpcError, Refusal, RefusalReason, RequestId } 
 export { LATEST_LEGACY_VERSION, LATEST_MODERN_VERSION, SUPPORTED_VERSIONS } from './lib/revisions.js';
 export type { McpRequest } from './lib/request.js';
 export type { JsonObject } from './lib/jsonrpc.js';
-export { DEFAULT_BODY_LIMIT, isJsonContentType, parseByteSize, parseRequest } from './core/parse-step.js';
+export { isJsonContentType, parseRequest } from './core/parse-step.js';
+export { DEFAULT_BODY_LIMIT, parseByteSize } from './core/body.js';
 export type { BodyOptions } from './core/parse-step.js';
 export { compose } from './middleware/compose/index.js';
 export type { ComposeOptions, Composed } from './middleware/compose/index.js';

@@ -25,7 +25,8 @@ import { badOption } from './options.js';
 import { localsOf, sendInternalError, sendRefusal } from './respond.js';
 import type { Logger } from './types.js';
 
-export { DEFAULT_BODY_LIMIT, parseByteSize } from './body.js';
+// DEFAULT_BODY_LIMIT and parseByteSize are body.ts's and exported from there alone (index.ts re-exports them):
+// see docs/performance.md#fast-exports
 
 export interface BodyOptions {
   /** Largest body accepted, in bytes (or a string such as `'4mb'`, `'512kb'`). Default 4 MiB. */
