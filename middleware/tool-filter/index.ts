@@ -65,7 +65,7 @@ export function toolFilter(options: ToolFilterOptions): Middleware {
     if (late(req, res)) return next();
     if (req.method !== 'POST') return notPost(req, res, next, F);
     addToolView(req, viewFor(req.locals?.principal));
-    if (check.pending) res.once('finish', () => check.finished(req, res));
+    if (check.pending && typeof res.once === 'function') res.once('finish', () => check.finished(req, res));
     next();
   };
 }
