@@ -24,15 +24,16 @@ import { resolveThrough, toolViewsOf } from './tool-views.js';
 import type { Middleware } from './types.js';
 
 /** The client headers that go to the server (lower case), besides every `Mcp-Param-*`. */
-const FORWARDED_HEADERS = [
+export const FORWARDED_HEADERS: readonly string[] = [
   'accept',
   'mcp-protocol-version',
   'mcp-session-id',
   'mcp-method',
   'mcp-name',
   'last-event-id',
-] as const;
-const PARAM_PREFIX = 'mcp-param-';
+];
+/** The prefix of the mirrored parameter headers, every one of which goes to the server. */
+export const PARAM_PREFIX = 'mcp-param-';
 /** What a client that sends no Accept gets from the server: either of MCP's two answers. */
 const DEFAULT_ACCEPT = 'application/json, text/event-stream';
 /** The most exchanges a legacy `notifications/cancelled` can name at once (the rest cannot be cancelled so). */

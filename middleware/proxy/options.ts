@@ -5,6 +5,7 @@
  */
 import { isJsonObject } from '../../lib/json.js';
 import { OPTION_ERRORS, badOption, fnOption, missingOption, optionError } from '../../core/options.js';
+import { FORWARDED_HEADERS, PARAM_PREFIX } from '../../core/forward-request.js';
 
 /** A `fetch`-compatible function: the global one by default, or one of the caller's (a custom agent, a test). */
 export type ProxyFetch = (input: string, init: RequestInit) => Promise<Response>;
@@ -39,12 +40,7 @@ const REFUSED_HEADERS: ReadonlySet<string> = new Set([
   'content-length',
   'content-encoding',
   'content-type',
-  'accept',
-  'mcp-protocol-version',
-  'mcp-session-id',
-  'mcp-method',
-  'mcp-name',
-  'last-event-id',
+  ...FORWARDED_HEADERS,
 ]);
 
 /** An RFC 9110 token: what a header name may be. */
@@ -82,7 +78,7 @@ function checkHeaders(value: unknown): Array<[string, string]> {
   for (const [name, v] of Object.entries(value)) {
     const lower = name.toLowerCase();
     if (!TOKEN.test(name)) throw badOption('proxy', 'headers', name, 'header names that are HTTP tokens');
-    if (REFUSED_HEADERS.has(lower) || lower.startsWith('mcp-param-')) {
+    if (REFUSED_HEADERS.has(lower) || lower.startsWith(PARAM_PREFIX)) {
       throw optionError(
         OPTION_ERRORS.invalid,
         'proxy',
