@@ -86,6 +86,9 @@ function list(v: string | undefined): string[] {
     .filter((s) => s.length > 0);
 }
 
+/** MCP_LOG_LEVEL: the operational log's threshold; `off` silences it (audit records are not affected). */
+const LOG_LEVELS: readonly string[] = ['error', 'warn', 'info', 'off'];
+
 /** Longest shutdown grace accepted, in ms (dispatch's `close({ deadlineMs })` takes no more). */
 const MAX_SHUTDOWN_GRACE_MS = 86_400_000;
 
@@ -346,9 +349,15 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
     throw new TypeError(`MCP_SHUTDOWN_GRACE_MS must be at most ${MAX_SHUTDOWN_GRACE_MS}`);
   const closers: Array<() => Promise<void> | void> = [];
 
-  // Logging: audit records as JSON lines to a file or stdout; operational logs to stderr.
+  // Logging: audit records as JSON lines to a file or stdout; operational logs to stderr, at MCP_LOG_LEVEL.
+  const logLevel = env.MCP_LOG_LEVEL || 'warn';
+  if (!LOG_LEVELS.includes(logLevel))
+    throw new TypeError(
+      `MCP_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(logLevel)}`,
+    );
   const opsLogger = winston.createLogger({
-    level: 'warn',
+    level: logLevel === 'off' ? 'error' : logLevel,
+    silent: logLevel === 'off',
     format: winston.format.json(),
     transports: [new winston.transports.Console({ stderrLevels: ['error', 'warn', 'info', 'debug'] })],
   });

@@ -23,7 +23,14 @@ export async function startDemo(env: Env = {}): Promise<RunningDemo> {
   await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
   const port = (probe.address() as AddressInfo).port;
   await new Promise<void>((r) => probe.close(() => r()));
-  const demo = await createDemo({ HOST: '127.0.0.1', PORT: String(port), MCP_AUDIT_LOG: auditFile, ...env });
+  // The operational log stays quiet unless a test asks for it (MCP_LOG_LEVEL in `env`).
+  const demo = await createDemo({
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    MCP_AUDIT_LOG: auditFile,
+    MCP_LOG_LEVEL: 'off',
+    ...env,
+  });
   const eras: string[] = [];
   const server = http.createServer((req, res) => {
     const isMcp = req.url?.startsWith('/mcp') === true; // Express rewrites req.url inside the mount
