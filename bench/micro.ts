@@ -8,7 +8,8 @@
 import { classifyEnvelope } from '../lib/classify.js';
 import { checkStandardHeaders } from '../lib/headers.js';
 import { parseMessage } from '../lib/jsonrpc.js';
-import { compileRedactor, newTally } from '../lib/redact/index.js';
+import { compileRedactor } from '../lib/redact/index.js';
+import { newTally } from '../lib/redact/types.js';
 import { toMcpRequest } from '../lib/request.js';
 import { cleanText } from '../lib/sanitize.js';
 import { checkParamHeaders, paramHeaders } from '../lib/xmcpheader.js';

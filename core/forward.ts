@@ -45,7 +45,8 @@ export interface ForwardRequest {
 /** An adapter: send one request to the server behind mcpware and resolve with its answer. */
 export type Send = (request: ForwardRequest) => Promise<Response>;
 
-export { UpstreamError, type UpstreamFailureReason } from './upstream-error.js';
+// UpstreamError is upstream-error.ts's and exported from there alone: see docs/performance.md#fast-exports
+export type { UpstreamFailureReason } from './upstream-error.js';
 
 /** The options `sdk()` and `proxy()` share, validated by {@link resolveForwardOptions}. */
 export interface ForwardOptions {

@@ -193,12 +193,9 @@ export {
   DEFAULT_REDACT_MAX_DEPTH,
   TRUNCATED_MARKER,
   TOO_DEEP_MARKER,
-  parseRedactMode,
-  luhn,
-  compileRedactor,
-  redactText,
-  redactValue,
-} from './redact/index.js';
+} from './redact/types.js';
+export { luhn } from './redact/rules/card.js';
+export { parseRedactMode, compileRedactor, redactText, redactValue } from './redact/index.js';
 export type {
   RuleName,
   RedactMode,

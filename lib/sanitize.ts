@@ -23,7 +23,7 @@
  * it writes the ones that would not read as themselves as visible escapes, so two identities never read alike.
  */
 import { createHash } from 'node:crypto';
-import { REDACT_GUARD, type RedactTally, type Redactor } from './redact/index.js';
+import { REDACT_GUARD, type RedactTally, type Redactor } from './redact/types.js';
 
 /** Longest CSI or nF sequence removed as a unit (parameters and intermediates included). */
 export const MAX_ESCAPE_LEN = 32;

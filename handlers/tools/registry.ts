@@ -21,7 +21,7 @@ import { type Era, ErrorCode, McpError } from '../../lib/errors.js';
 import type { JsonObject } from '../../lib/jsonrpc.js';
 import { isInputRequiredResult } from '../../lib/mrtr.js';
 import { type ParamHeader, checkParamHeaders } from '../../lib/xmcpheader.js';
-import { CHANGES, ChangeFeed } from '../changes/index.js';
+import { CHANGES, ChangeFeed } from '../../core/change-feed.js';
 import { type CallContext, HANDLER_METHODS } from '../../core/contract.js';
 import type { Awaitable } from '../../core/maybe-promise.js';
 import { checkPageSize, pageOrThrow } from '../shared.js';

@@ -19,7 +19,8 @@
  * returned unchanged and only the window is counted.
  * @see docs/middleware/redact.md
  */
-import { PASS_BITS, type Rule, type RuleOptions, passesFor } from './rules/index.js';
+import { passesFor } from './rules/index.js';
+import { PASS_BITS, type Rule, type RuleOptions } from './rules/rule.js';
 import {
   REDACT_GUARD,
   type RedactMode,

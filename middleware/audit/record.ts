@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { argumentsDigest, canonicalJson } from '../../lib/canonical-json.js';
 import { META } from '../../lib/meta.js';
-import { type RedactTally, type Redactor, RULE_NAMES, newTally } from '../../lib/redact/index.js';
+import { type RedactTally, type Redactor, RULE_NAMES, newTally } from '../../lib/redact/types.js';
 import type { McpRequest } from '../../lib/request.js';
 import { METHOD_TARGETS } from '../../lib/routing.js';
 import { cleanText, escapeIdentity } from '../../lib/sanitize.js';

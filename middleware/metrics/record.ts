@@ -5,7 +5,7 @@
  * @see docs/middleware/metrics.md
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { RULE_NAMES } from '../../lib/redact/index.js';
+import { RULE_NAMES } from '../../lib/redact/types.js';
 import type { LimitsHooks } from '../../core/limits-hooks.js';
 import type { RequestLocals } from '../../core/types.js';
 import {

@@ -3,7 +3,8 @@
  * headers, allow-listed) plus the configured ones; never the client's credentials. Redirects are not followed (a
  * redirect is not an MCP answer), and a connection that cannot be made becomes `upstream_unreachable`.
  */
-import { type ForwardRequest, type Send, UpstreamError } from '../../core/forward.js';
+import type { ForwardRequest, Send } from '../../core/forward.js';
+import { UpstreamError } from '../../core/upstream-error.js';
 import type { ResolvedProxyOwnOptions } from './options.js';
 
 /** Client headers that never go upstream, even if the engine's allow-list ever let them through. */

@@ -9,6 +9,7 @@
  * transforms (not mcpware's), it says so once (core/final-handler.ts).
  * @see docs/middleware/redact.md
  */
+import { compileRedactor, parseRedactMode } from '../../lib/redact/index.js';
 import {
   type RedactMode,
   type RedactOptions,
@@ -16,11 +17,9 @@ import {
   type Redactor,
   type RuleName,
   RULE_NAMES,
-  compileRedactor,
   newTally,
-  parseRedactMode,
   redactResultOf,
-} from '../../lib/redact/index.js';
+} from '../../lib/redact/types.js';
 import type { ServerResponse } from 'node:http';
 import { finalHandlerCheck } from '../../core/final-handler.js';
 import { localsOf } from '../../core/respond.js';

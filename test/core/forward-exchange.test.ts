@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { ForwardRequest } from '../../core/forward';
-import { UpstreamError } from '../../core/forward';
+import { UpstreamError } from '../../core/upstream-error';
 import { type Harness, callTool, event, messagesOf, result, sse, startHarness } from './forward-harness';
 
 let h: Harness | undefined;

@@ -1,18 +1,15 @@
 import fc from 'fast-check';
 import {
-  REDACT_GUARD,
-  RULE_NAMES,
   type RedactOptions,
   type RuleName,
-  TOO_DEEP_MARKER,
-  TRUNCATED_MARKER,
   compileRedactor,
-  isMaskableIPv6,
-  luhn,
   parseRedactMode,
   redactText,
   redactValue,
 } from '../../../lib/redact';
+import { luhn } from '../../../lib/redact/rules/card';
+import { isMaskableIPv6 } from '../../../lib/redact/rules/ip';
+import { REDACT_GUARD, RULE_NAMES, TOO_DEEP_MARKER, TRUNCATED_MARKER } from '../../../lib/redact/types';
 
 const JWT = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk';
 const PEM = '-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n-----END RSA PRIVATE KEY-----';

@@ -1,20 +1,18 @@
 import fc from 'fast-check';
+import { type RedactOptions, type Redactor, type RuleName, compileRedactor } from '../../../lib/redact';
+import { createRedactor } from '../../../lib/redact/engine';
+import { candidateRules } from '../../../lib/redact/prefilter';
+import { PASSES } from '../../../lib/redact/rules';
+import { luhn } from '../../../lib/redact/rules/card';
+import { PASS_BITS } from '../../../lib/redact/rules/rule';
 import {
   DEFAULT_REDACT_MAX_DEPTH,
   DEFAULT_REDACT_MAX_LENGTH,
   RULE_NAMES,
-  type RedactOptions,
-  type Redactor,
-  type RuleName,
-  compileRedactor,
-  luhn,
   maskMarker,
   newTally,
   redactResultOf,
-} from '../../../lib/redact';
-import { createRedactor } from '../../../lib/redact/engine';
-import { candidateRules } from '../../../lib/redact/prefilter';
-import { PASSES, PASS_BITS } from '../../../lib/redact/rules';
+} from '../../../lib/redact/types';
 import { maskOutbound } from '../../../middleware/redact/walk';
 
 // The prefilter (one pass per string that skips the rules that cannot match) must never change a result: the

@@ -3,7 +3,8 @@
  * refused connections and aborts, as the engine sees them.
  */
 import type { IncomingMessage } from 'node:http';
-import { type ForwardRequest, UpstreamError } from '../../../core/forward';
+import type { ForwardRequest } from '../../../core/forward';
+import { UpstreamError } from '../../../core/upstream-error';
 import { checkProxyOptions } from '../../../middleware/proxy/options';
 import { fetchSend } from '../../../middleware/proxy/send';
 import { freePort } from '../../support/ports';

@@ -1,6 +1,7 @@
 import request from 'supertest';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { compileRedactor, newTally } from '../../../lib/redact';
+import { compileRedactor } from '../../../lib/redact';
+import { newTally } from '../../../lib/redact/types';
 import { dispatch } from '../../../middleware/dispatch/index';
 import { parse } from '../../../middleware/parse/index';
 import { redact } from '../../../middleware/redact/index';
