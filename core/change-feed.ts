@@ -6,6 +6,46 @@
 export type ChangeEvent = { type: 'listChanged' } | { type: 'updated'; uri: string };
 export type ChangeListener = (event: ChangeEvent) => void;
 
+/** Longest request id a cancellation names, in characters (a longer one names no call). */
+export const MAX_CANCEL_REQUEST_ID_LENGTH = 256;
+/** Longest `Mcp-Session-Id` a cancellation is matched on, in characters (a longer one names no call). */
+export const MAX_CANCEL_SESSION_LENGTH = 4096;
+/** Longest principal key a cancellation carries between replicas, in characters. */
+export const MAX_CANCEL_PRINCIPAL_LENGTH = 2048;
+
+/**
+ * A legacy `notifications/cancelled` passed from the replica it landed on to the others: the principal key of
+ * whoever sent it, the raw `Mcp-Session-Id` it carried (null without one), and the request id it names. A
+ * replica running that call (same principal, same session, same id) stops it.
+ */
+export interface CancellationMessage {
+  readonly principal: string;
+  readonly session: string | null;
+  readonly requestId: string | number;
+}
+
+/**
+ * How `dispatch({ cancellation: { relay } })` passes cancellations between replicas; `redisChangeFeed()`
+ * implements it on its channel. Publishing never throws; while the relay cannot reach the others, cancellations
+ * stay on the replica they landed on.
+ */
+export interface CancellationRelay {
+  /** Pass a cancellation to the other replicas (not to this one's listeners). */
+  publishCancellation(message: CancellationMessage): void;
+  /** Receive the other replicas' cancellations; returns the function that stops receiving. */
+  onCancellation(listener: (message: CancellationMessage) => void): () => void;
+}
+
+/** True for something shaped like a {@link CancellationRelay}. */
+export function isCancellationRelay(v: unknown): v is CancellationRelay {
+  return (
+    v !== null &&
+    typeof v === 'object' &&
+    typeof (v as CancellationRelay).publishCancellation === 'function' &&
+    typeof (v as CancellationRelay).onCancellation === 'function'
+  );
+}
+
 /** Where a handler object keeps its change feed (a symbol: never routable). */
 export const CHANGES = Symbol.for('mcpware.changes');
 

@@ -2,7 +2,8 @@
  * The demo's notes: a text resource `notes://today` and a tool `note {text}` that appends a line to it and
  * announces `notifications/resources/updated` for that URI. Without Redis the notes live in this process; with
  * Redis they live in a list there, so every instance reads the same text, and the announcement goes through a
- * Redis change feed, so it reaches the listen streams of every instance.
+ * Redis change feed, so it reaches the listen streams of every instance; that feed also passes legacy
+ * cancellations between the instances (dispatch's `cancellation.relay`).
  */
 import type { Cluster, Redis } from 'ioredis';
 import {
@@ -10,6 +11,7 @@ import {
   redisChangeFeed,
   ok,
   toolError,
+  type RedisChangeFeed,
   type RedisPubSubClient,
   type Logger,
   type ResourceSource,
@@ -53,6 +55,8 @@ function redisNotes(redis: Redis | Cluster): NotesStore {
 export interface DemoNotes {
   /** The resources feed: `resources({ changes })`. */
   feed: ChangeFeed;
+  /** With Redis, the shared feed: `dispatch({ cancellation: { relay } })`, so a cancel reaches any instance. */
+  relay: RedisChangeFeed | undefined;
   source: ResourceSource;
   tool: Tool;
   /** Whether the shared feed is subscribed and able to publish; undefined without Redis. */
@@ -95,6 +99,7 @@ export function demoNotes(redis: Redis | Cluster | undefined, logger: Logger): D
   };
   return {
     feed,
+    relay: shared,
     source,
     tool,
     connected: () => shared?.stats().connected,

@@ -322,6 +322,8 @@ async function dispatchTerminal(o: {
         instructions:
           'A demo of mcpware: tools hello, customer, slow, region_status, introduce, note; docs:// resources and notes://today; prompts.',
         ...(requestStateKey ? { inputRequests: { requestStateKey } } : {}),
+        // A legacy cancellation that lands on another instance reaches the call through the notes' Redis feed.
+        ...(notes.relay ? { cancellation: { relay: notes.relay } } : {}),
       },
     },
     feedConnected: notes.connected,

@@ -23,8 +23,13 @@ import {
 } from '../../core/options.js';
 import { stderrLogger } from '../../core/respond.js';
 import type { Logger } from '../../core/types.js';
-import { type ChangeEvent, ChangeFeed } from '../../core/change-feed.js';
-import { type WireDropReason, decodeWire, encodeWire } from './wire.js';
+import {
+  type CancellationMessage,
+  type CancellationRelay,
+  type ChangeEvent,
+  ChangeFeed,
+} from '../../core/change-feed.js';
+import { type WireDropReason, decodeWire, encodeCancellation, encodeWire } from './wire.js';
 
 const F = 'redisChangeFeed';
 /** A channel name: printable ASCII without spaces. */
@@ -84,9 +89,18 @@ export interface RedisChangeFeedStats {
   dropped: number;
   /** Announcements delivered here only: Redis was unreachable, or the message would be too large. */
   unsent: number;
+  /** Legacy cancellations passed to the other replicas (`cancellation.relay` of dispatch()). */
+  cancellationsPublished: number;
+  /** Legacy cancellations of other replicas handed to this replica's dispatcher. */
+  cancellationsReceived: number;
 }
 
-export interface RedisChangeFeed extends ChangeFeed {
+/**
+ * A feed shared through Redis; it is also a {@link CancellationRelay}: give it to
+ * `dispatch({ cancellation: { relay: feed } })` and a legacy `notifications/cancelled` that lands on one replica
+ * stops the call running on another, through the same channel.
+ */
+export interface RedisChangeFeed extends ChangeFeed, CancellationRelay {
   stats(): RedisChangeFeedStats;
   /** Stop listening on the channel and close the subscriber connection; announcements stay local from now on. */
   close(): Promise<void>;
@@ -162,7 +176,16 @@ class SharedFeed extends ChangeFeed implements RedisChangeFeed {
   readonly #c: Config;
   readonly #id = randomBytes(8).toString('hex');
   readonly #sub: RedisSubscriberLike;
-  readonly #counts = { outages: 0, published: 0, received: 0, dropped: 0, unsent: 0 };
+  readonly #counts = {
+    outages: 0,
+    published: 0,
+    received: 0,
+    dropped: 0,
+    unsent: 0,
+    cancellationsPublished: 0,
+    cancellationsReceived: 0,
+  };
+  readonly #cancelListeners = new Set<(message: CancellationMessage) => void>();
   #subscribed = false;
   #down = false;
   #closed = false;
@@ -198,6 +221,28 @@ class SharedFeed extends ChangeFeed implements RedisChangeFeed {
   override updated(uri: string): void {
     super.updated(uri);
     this.#publish({ type: 'updated', uri });
+  }
+
+  publishCancellation(message: CancellationMessage): void {
+    if (this.#closed) return;
+    const encoded = encodeCancellation(this.#id, message);
+    // Out of bounds: the call it names cannot run on any replica (dispatch() registers none such).
+    if (!encoded.ok) return;
+    this.#send(
+      encoded.message,
+      () => void this.#counts.cancellationsPublished++,
+      () => {},
+    );
+  }
+
+  onCancellation(listener: (message: CancellationMessage) => void): () => void {
+    if (typeof listener !== 'function')
+      throw new TypeError('redisChangeFeed.onCancellation(): listener must be a function');
+    const entry = (m: CancellationMessage): void => listener(m);
+    this.#cancelListeners.add(entry);
+    return () => {
+      this.#cancelListeners.delete(entry);
+    };
   }
 
   stats(): RedisChangeFeedStats {
@@ -242,20 +287,26 @@ class SharedFeed extends ChangeFeed implements RedisChangeFeed {
       }
       return;
     }
+    this.#send(
+      encoded.message,
+      () => void this.#counts.published++,
+      () => void this.#counts.unsent++,
+    );
+  }
+
+  /** Publish one message: `sent` once Redis took it, `unsent` when it could not (the outage is reported). */
+  #send(message: string, sent: () => void, unsent: () => void): void {
     if (this.#c.redis.status !== 'ready') {
-      this.#counts.unsent++;
+      unsent();
       return this.#outage('the publishing connection is not ready');
     }
     try {
-      this.#c.redis.publish(this.#c.channel, encoded.message).then(
-        () => void this.#counts.published++,
-        () => {
-          this.#counts.unsent++;
-          this.#outage('publishing failed');
-        },
-      );
+      this.#c.redis.publish(this.#c.channel, message).then(sent, () => {
+        unsent();
+        this.#outage('publishing failed');
+      });
     } catch {
-      this.#counts.unsent++;
+      unsent();
       this.#outage('publishing failed');
     }
   }
@@ -275,10 +326,23 @@ class SharedFeed extends ChangeFeed implements RedisChangeFeed {
       return;
     }
     if (decoded.from === this.#id) return; // this feed's own announcement, delivered when it was made
+    if (decoded.cancellation !== undefined) return this.#cancelled(decoded.cancellation);
     this.#counts.received++;
     const e = decoded.event;
     if (e.type === 'listChanged') super.listChanged();
     else super.updated(e.uri);
+  }
+
+  /** Another replica's cancellation, handed to this replica's dispatcher(s). */
+  #cancelled(message: CancellationMessage): void {
+    this.#counts.cancellationsReceived++;
+    for (const l of [...this.#cancelListeners]) {
+      try {
+        l(message);
+      } catch (e) {
+        log(this.#c.logger, 'error', `${F}: a cancellation listener threw`, { error: errorMeta(e) });
+      }
+    }
   }
 
   #outage(why: string): void {
@@ -288,7 +352,7 @@ class SharedFeed extends ChangeFeed implements RedisChangeFeed {
     log(
       this.#c.logger,
       'error',
-      `${F}: Redis unavailable, announcements reach this replica's listen streams only`,
+      `${F}: Redis unavailable, announcements reach this replica's listen streams only (and cancellations this replica's calls)`,
       { channel: this.#c.channel, why },
     );
     this.#c.onOutage();

@@ -5,8 +5,18 @@
  *
  *   {"v":1,"from":"3f9c0a1b2c3d4e5f","type":"listChanged"}
  *   {"v":1,"from":"3f9c0a1b2c3d4e5f","type":"updated","uri":"notes://today"}
+ *
+ * The same channel carries legacy cancellations between replicas (dispatch's `cancellation.relay`):
+ *
+ *   {"v":1,"from":"3f9c0a1b2c3d4e5f","type":"cancelled","principal":"[…]","session":null,"requestId":7}
  */
-import type { ChangeEvent } from '../../core/change-feed.js';
+import {
+  type CancellationMessage,
+  type ChangeEvent,
+  MAX_CANCEL_PRINCIPAL_LENGTH,
+  MAX_CANCEL_REQUEST_ID_LENGTH,
+  MAX_CANCEL_SESSION_LENGTH,
+} from '../../core/change-feed.js';
 import { isJsonObject } from '../../lib/json.js';
 
 /** The version this code writes and the only one it reads. */
@@ -22,7 +32,9 @@ const ORIGIN = /^[0-9a-f]{16,64}$/;
 export type WireDropReason = 'too_large' | 'not_json' | 'unknown_version' | 'bad_shape';
 
 export type WireDecoded =
-  { ok: true; from: string; event: ChangeEvent } | { ok: false; reason: WireDropReason };
+  | { ok: true; from: string; event: ChangeEvent; cancellation?: undefined }
+  | { ok: true; from: string; cancellation: CancellationMessage; event?: undefined }
+  | { ok: false; reason: WireDropReason };
 
 export type WireEncoded = { ok: true; message: string } | { ok: false; reason: 'too_large' };
 
@@ -35,6 +47,29 @@ export function encodeWire(from: string, event: ChangeEvent): WireEncoded {
       ? { v: WIRE_VERSION, from, type: event.type, uri: event.uri }
       : { v: WIRE_VERSION, from, type: event.type };
   const message = JSON.stringify(body);
+  if (Buffer.byteLength(message, 'utf8') > MAX_WIRE_BYTES) return { ok: false, reason: 'too_large' };
+  return { ok: true, message };
+}
+
+/** Whether `m` is a cancellation this code writes and reads: every part present and within its bound. */
+export function isWireCancellation(m: CancellationMessage): boolean {
+  const { principal, session, requestId } = m;
+  return (
+    typeof principal === 'string' &&
+    principal !== '' &&
+    principal.length <= MAX_CANCEL_PRINCIPAL_LENGTH &&
+    (session === null ||
+      (typeof session === 'string' && session !== '' && session.length <= MAX_CANCEL_SESSION_LENGTH)) &&
+    ((typeof requestId === 'string' && requestId.length <= MAX_CANCEL_REQUEST_ID_LENGTH) ||
+      (typeof requestId === 'number' && Number.isSafeInteger(requestId)))
+  );
+}
+
+/** The message passing cancellation `c` from the feed `from`, unless a part is out of bounds. */
+export function encodeCancellation(from: string, c: CancellationMessage): WireEncoded {
+  if (!isWireCancellation(c)) return { ok: false, reason: 'too_large' };
+  const { principal, session, requestId } = c;
+  const message = JSON.stringify({ v: WIRE_VERSION, from, type: 'cancelled', principal, session, requestId });
   if (Buffer.byteLength(message, 'utf8') > MAX_WIRE_BYTES) return { ok: false, reason: 'too_large' };
   return { ok: true, message };
 }
@@ -65,6 +100,14 @@ export function decodeWire(message: unknown): WireDecoded {
     const uri = o.uri;
     if (typeof uri === 'string' && uri !== '' && uri.length <= MAX_WIRE_URI_LENGTH)
       return { ok: true, from, event: { type: 'updated', uri } };
+  }
+  if (Object.hasOwn(o, 'type') && o.type === 'cancelled' && keys === 6) {
+    const c = {
+      principal: Object.hasOwn(o, 'principal') ? o.principal : undefined,
+      session: Object.hasOwn(o, 'session') ? o.session : undefined,
+      requestId: Object.hasOwn(o, 'requestId') ? o.requestId : undefined,
+    } as CancellationMessage;
+    if (isWireCancellation(c)) return { ok: true, from, cancellation: c };
   }
   return { ok: false, reason: 'bad_shape' };
 }

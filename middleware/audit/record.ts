@@ -305,6 +305,8 @@ function outcomeOf(
     errorCode = response.code;
   } else if (response?.toolError) outcome = 'tool_error';
   else if (res.statusCode >= 400) outcome = 'error';
+  // A call its client cancelled (legacy notifications/cancelled) ends with no result: as if the client went away.
+  else if (response?.resultType === 'cancelled') outcome = 'aborted';
   if (!finished) outcome = 'aborted';
   return { outcome, errorCode };
 }

@@ -19,6 +19,7 @@ import { onParsed } from '../../core/parse-step.js';
 import { refuseMethod } from '../../core/post-only.js';
 import { sendRefusal } from '../../core/respond.js';
 import { createBuiltins } from './builtins.js';
+import { createCancellations } from './cancel.js';
 import { type CloseOptions, closeDeadline, createDrain } from './drain.js';
 import { createInputBroker } from './legacy-input.js';
 import { createListenRouter } from './listen.js';
@@ -31,7 +32,7 @@ import {
 } from './options.js';
 import { type Dispatcher, route } from './requests.js';
 
-export type { DispatchMiddleware, DispatchOptions } from './options.js';
+export type { DispatchCancellationOptions, DispatchMiddleware, DispatchOptions } from './options.js';
 
 const NO_AUTH_DECISION =
   'dispatch: a request reached dispatch() with no authentication decision, and was refused (500): mount an ' +
@@ -84,6 +85,7 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
   });
   const inputs = createInputBroker({ timeoutMs: config.inputTimeoutMs, maxRounds: config.maxInputRounds });
   const drain = createDrain(config.logger);
+  const cancels = createCancellations(config);
   const dispatcher: Dispatcher = {
     config,
     states: createStateCodec({ keys: config.stateKeys, ttlMs: config.stateTtlMs }),
@@ -91,6 +93,7 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     listen,
     inputs,
     drain,
+    cancels,
   };
 
   let toldUndecided = false;
@@ -122,6 +125,7 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
   let closing: Promise<void> | undefined;
   const close = async (deadlineMs: number): Promise<void> => {
     await Promise.all([listen.closeAll(), drain.drain(deadlineMs)]);
+    cancels.close();
     // What the calls left behind: nothing is waiting on these answers any more.
     inputs.failAll();
   };

@@ -11,6 +11,7 @@ import { LOG_LEVELS, type LogLevel } from '../../lib/meta.js';
 import { MIN_STATE_KEY_BYTES } from '../../lib/mrtr.js';
 import { CACHEABLE_METHODS, routeKey } from '../../lib/routing.js';
 import type { Handlers, ServerCapabilities } from '../../core/contract.js';
+import { type CancellationRelay, isCancellationRelay } from '../../core/change-feed.js';
 import { type ClassifyRevisionOptions, versionOptions } from '../../core/versions.js';
 import { type BodyOptions, resolveBodyOptions } from '../../core/parse-step.js';
 import {
@@ -69,6 +70,24 @@ export interface DispatchInputRequestOptions {
   maxInputRounds?: number;
 }
 
+/**
+ * Legacy (2025-11-25) cancellation: a `notifications/cancelled {requestId}` from the principal (and
+ * `Mcp-Session-Id`) of a call in flight stops it. Modern requests are cancelled by closing their stream.
+ */
+export interface DispatchCancellationOptions {
+  /**
+   * Most legacy calls in flight a cancellation can reach on this dispatcher; a call beyond it runs on and is
+   * stopped only by its client going away. 0 turns legacy cancellation off. Default 10000.
+   */
+  maxInFlight?: number;
+  /**
+   * Passes cancellations between replicas: a cancellation naming no call of this replica is published, and one
+   * another replica published stops the call it names here. A `redisChangeFeed()` is one (the same channel as
+   * its announcements). Default: none (a cancellation reaches this replica's calls only).
+   */
+  relay?: CancellationRelay;
+}
+
 export interface DispatchOptions {
   /** Namespace → handler object (`tools`, `resources`, `prompts`, `completion`, …); root methods as functions. */
   handlers: Handlers;
@@ -112,6 +131,8 @@ export interface DispatchOptions {
   streams?: DispatchStreamOptions;
   /** Input-required results: `{ requestStateKey, requestStateTtlMs, inputTimeoutMs, maxInputRounds }`. */
   inputRequests?: DispatchInputRequestOptions;
+  /** Legacy `notifications/cancelled`: `{ maxInFlight, relay }`. */
+  cancellation?: DispatchCancellationOptions;
 }
 
 /** The dispatcher middleware, with the controls a server needs at shutdown. */
@@ -166,6 +187,9 @@ export interface DispatchConfig {
   readonly maxListenStreamsPerPrincipal: number;
   readonly inputTimeoutMs: number;
   readonly maxInputRounds: number;
+  /** Legacy calls a cancellation can reach (0: off). */
+  readonly maxCancellable: number;
+  readonly cancelRelay: CancellationRelay | undefined;
   readonly routes: RouteTable;
   /** The change feeds of the list-bearing handler objects. */
   readonly feeds: Feeds;
@@ -188,6 +212,7 @@ const KNOWN: readonly (keyof DispatchOptions)[] = [
   'body',
   'streams',
   'inputRequests',
+  'cancellation',
 ];
 const VERSIONS: readonly (keyof DispatchVersionOptions)[] = ['modernVersions', 'legacyVersions'];
 const BODY: readonly (keyof BodyOptions)[] = ['limit', 'maxDepth'];
@@ -202,6 +227,7 @@ const INPUT_REQUESTS: readonly (keyof DispatchInputRequestOptions)[] = [
   'inputTimeoutMs',
   'maxInputRounds',
 ];
+const CANCELLATION: readonly (keyof DispatchCancellationOptions)[] = ['maxInFlight', 'relay'];
 
 /** The flat names of the options that now sit in a group, and where each is given. */
 export const MOVED: ReadonlyMap<string, string> = new Map([
@@ -228,6 +254,14 @@ export function resolveDispatchOptions(options: DispatchOptions): DispatchConfig
   const streams = group(o.streams, 'streams', STREAMS);
   const inputs = group(o.inputRequests, 'inputRequests', INPUT_REQUESTS);
   const body = resolveBodyOptions(DISPATCH, group(o.body, 'body', BODY));
+  const cancellation = group(o.cancellation, 'cancellation', CANCELLATION);
+  if (cancellation.relay !== undefined && !isCancellationRelay(cancellation.relay))
+    throw badOption(
+      DISPATCH,
+      'cancellation.relay',
+      typeof cancellation.relay === 'object' ? '[object]' : cancellation.relay,
+      'a cancellation relay ({ publishCancellation, onCancellation }), e.g. a redisChangeFeed()',
+    );
   const logger = loggerOption(DISPATCH, o.logger, stderrLogger);
   const serverInfo = checkServerInfo(o.serverInfo);
   const instructions = stringOption(DISPATCH, 'instructions', o.instructions, undefined, true);
@@ -262,6 +296,8 @@ export function resolveDispatchOptions(options: DispatchOptions): DispatchConfig
     maxListenStreamsPerPrincipal: int(streams, 'streams', 'maxListenStreamsPerPrincipal', 10, 0, 1_000_000),
     inputTimeoutMs: int(inputs, 'inputRequests', 'inputTimeoutMs', 300_000, 1, 86_400_000),
     maxInputRounds: int(inputs, 'inputRequests', 'maxInputRounds', 8, 1, 1000),
+    maxCancellable: int(cancellation, 'cancellation', 'maxInFlight', 10_000, 0, 1_000_000),
+    cancelRelay: cancellation.relay,
     ...routesOf(o),
   };
   return Object.freeze(config);

@@ -27,6 +27,7 @@ import { isThenable } from '../../core/maybe-promise.js';
 import { localsOf, sendRefusal } from '../../core/respond.js';
 import { exposeList, resolveThrough, toolViewsOf } from '../../core/tool-views.js';
 import type { Builtins } from './builtins.js';
+import { CANCELLED, type Cancellations } from './cancel.js';
 import type { Drain } from './drain.js';
 import { type Call, type ContextEnv, HandlerContext, openCall } from './handler-context.js';
 import type { InputBroker } from './legacy-input.js';
@@ -46,6 +47,7 @@ export interface Dispatcher extends ContextEnv {
   readonly listen: ListenRouter;
   readonly inputs: InputBroker;
   readonly drain: Drain;
+  readonly cancels: Cancellations;
 }
 
 const TOOLS_CALL = routeKey('tools/call');
@@ -104,6 +106,7 @@ async function handleNotification(
   localsOf(req).response = {};
   writeAnswer(res, 202, undefined, spokenVersion(dispatcher.config, mcp, undefined));
   const method = mcp.method ?? '';
+  if (era === 'legacy' && method === CANCELLED) dispatcher.cancels.cancel(req, mcp);
   if (!isRoutableMethod(method)) return;
   const r = routeFor(method);
   if (r.namespace !== 'notifications') return;
@@ -198,7 +201,11 @@ function handleRequest(
       ? settle(dispatcher, target, value)
       : runRounds(dispatcher, target, original, value);
   // Still running: in flight until it has answered (a drain waits for it).
-  if (out !== undefined) dispatcher.drain.track(target.call, out);
+  if (out !== undefined) {
+    dispatcher.drain.track(target.call, out);
+    // A legacy call can be cancelled by a notifications/cancelled naming it.
+    if (era === 'legacy') dispatcher.cancels.track(target.call, out);
+  }
   return out;
 }
 

@@ -127,6 +127,7 @@ export function createRecorder(
     let outcome: 'ok' | 'error' | 'refused' = 'ok';
     if (refusal && refusal.reason !== 'internal_error') outcome = 'refused';
     else if (refusal || response?.code !== undefined || res.statusCode >= 400 || !finished) outcome = 'error';
+    else if (response?.resultType === 'cancelled') outcome = 'error'; // a legacy cancel: as a client gone
     if (mcp?.method === 'tools/call') {
       const toolOutcome: ToolOutcome = outcome !== 'ok' ? outcome : response?.toolError ? 'tool_error' : 'ok';
       toolCalls(toolLabel(locals.tool, mcp.target), toolOutcome).inc();
