@@ -104,6 +104,9 @@ export type RefusalReason =
   | 'rate_limited'
   | 'unavailable'
   | 'no_auth_decision'
+  | 'session_invalid'
+  | 'session_expired'
+  | 'session_foreign'
   | 'internal_error'
   | 'upstream_unreachable'
   | 'upstream_timeout'
@@ -119,6 +122,9 @@ interface RefusalSpec {
   readonly status: number | { readonly modern: number; readonly legacy: number };
   readonly message: string;
 }
+
+/** The JSON-RPC code of an unknown legacy session (the reference SDK's "Session not found"). */
+const SESSION_NOT_FOUND = -32001;
 
 /**
  * The one table: refusal reason → JSON-RPC code, HTTP status, default message.
@@ -230,6 +236,15 @@ export const REFUSALS: Readonly<Record<RefusalReason, RefusalSpec>> = {
     code: ErrorCode.InternalError,
     status: 500,
     message: 'Server misconfiguration: the request was not authenticated',
+  },
+  // A legacy session the server does not know: 404, the 2025-11-25 transport's "start a new session", with the
+  // code the reference SDK answers an unknown session with.
+  session_invalid: { code: SESSION_NOT_FOUND, status: 404, message: 'Session not found' },
+  session_expired: { code: SESSION_NOT_FOUND, status: 404, message: 'Session expired: initialize again' },
+  session_foreign: {
+    code: SESSION_NOT_FOUND,
+    status: 404,
+    message: 'Session not found for this caller',
   },
   internal_error: { code: ErrorCode.InternalError, status: 500, message: 'Internal error' },
   upstream_unreachable: {

@@ -10,18 +10,30 @@ import type { JsonObject } from '../../lib/jsonrpc.js';
 import { LOG_LEVELS, META, isLogLevel } from '../../lib/meta.js';
 import { negotiateVersion } from '../../lib/revisions.js';
 import type { HandlerMethod } from '../../core/contract.js';
+import { principalKey } from '../../lib/principal.js';
+import { HandlerContext } from './handler-context.js';
 import type { DispatchConfig } from './options.js';
 import type { Bound } from './route-table.js';
+import { SESSION_HEADER, type SessionCodec } from './session.js';
 
 export interface Builtins {
   get(namespace: string, member: string): Bound | undefined;
 }
 
-export function createBuiltins(config: DispatchConfig): Builtins {
+export function createBuiltins(config: DispatchConfig, sessions?: SessionCodec): Builtins {
   const { capabilities, serverInfo, instructions, legacyVersions, supportedVersions } = config;
-  const initialize: HandlerMethod = (params) => {
+  const initialize: HandlerMethod = (params, ctx) => {
+    const protocolVersion = negotiateVersion(params.protocolVersion, legacyVersions);
+    // The session: what the client negotiated, signed, in the answer's Mcp-Session-Id.
+    const res = sessions && HandlerContext.responseOf(ctx);
+    if (res && !res.headersSent) {
+      res.setHeader(
+        SESSION_HEADER,
+        sessions!.mint(protocolVersion, params.capabilities, principalKey(ctx.principal)),
+      );
+    }
     const out: JsonObject = {
-      protocolVersion: negotiateVersion(params.protocolVersion, legacyVersions),
+      protocolVersion,
       capabilities: structuredClone(capabilities),
       serverInfo: structuredClone(serverInfo),
     };

@@ -5,7 +5,7 @@
  *
  * @see docs/middleware/dispatch.md
  */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Era } from '../../lib/errors.js';
 import type { JsonObject } from '../../lib/jsonrpc.js';
 import { type LogLevel, META, isLogLevel, logLevelRank } from '../../lib/meta.js';
@@ -26,6 +26,12 @@ import {
 import type { DispatchConfig } from './options.js';
 import type { Reply } from './reply.js';
 import { missingCapabilityError } from './rpc-errors.js';
+import {
+  inputMethods,
+  lackingCapabilities,
+  lackingCapabilityError,
+  sessionCapabilitiesOf,
+} from './session.js';
 import { isJsonObject } from '../../lib/json.js';
 
 /**
@@ -72,8 +78,11 @@ export function openCall(reply: Reply, route: Route): Call {
   if (era === 'modern') {
     const c = mcp.meta?.[META.clientCapabilities];
     if (isJsonObject(c)) clientCapabilities = c;
-  } else if (mcp.method === 'initialize' && isJsonObject(mcp.params?.capabilities)) {
-    clientCapabilities = mcp.params.capabilities;
+  } else if (mcp.method === 'initialize') {
+    if (isJsonObject(mcp.params?.capabilities)) clientCapabilities = mcp.params.capabilities;
+  } else {
+    // Legacy: what the request's session declared (none without a session).
+    clientCapabilities = sessionCapabilitiesOf(reply.req);
   }
   return {
     reply,
@@ -146,6 +155,11 @@ export class HandlerContext implements CallContext {
     return this.#call.ac.signal;
   }
 
+  /** The response a context's call answers on (the built-in `initialize` sets the session header on it). */
+  static responseOf(ctx: unknown): ServerResponse | undefined {
+    return ctx instanceof HandlerContext ? ctx.#call.reply.res : undefined;
+  }
+
   get charge(): (ms: number) => void {
     const locals = this.locals;
     return (ms) => addCharge(locals, ms);
@@ -171,7 +185,15 @@ export class HandlerContext implements CallContext {
     if (round === undefined || this.#call.reply.mcp.kind !== 'request') return undefined;
     const { states } = this.#env;
     const call = this.#call;
-    return (request) => buildInputRequired(states, call, round.params, request);
+    return (request) => {
+      // Legacy: a request for a capability the client did not negotiate is refused here, where the handler can
+      // catch it, never sent (2025-11-25: only negotiated capabilities are used).
+      if (call.era === 'legacy' && request !== null && typeof request === 'object') {
+        const missing = lackingCapabilities(inputMethods(request.inputRequests), call.clientCapabilities);
+        if (missing) throw lackingCapabilityError(missing);
+      }
+      return buildInputRequired(states, call, round.params, request);
+    };
   }
 
   get inputResponses(): CallContext['inputResponses'] {

@@ -31,6 +31,7 @@ import {
   resolveDispatchOptions,
 } from './options.js';
 import { type Dispatcher, route } from './requests.js';
+import { createSessionCodec } from './session.js';
 
 export type { DispatchCancellationOptions, DispatchMiddleware, DispatchOptions } from './options.js';
 
@@ -75,6 +76,7 @@ function authDecided(req: IncomingMessage): boolean {
  */
 export function dispatch(options: DispatchOptions): DispatchMiddleware {
   const config = resolveDispatchOptions(options);
+  const sessions = createSessionCodec(config);
   const listen = createListenRouter({
     feeds: config.feeds,
     capabilities: config.capabilities,
@@ -89,7 +91,7 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
   const dispatcher: Dispatcher = {
     config,
     states: createStateCodec({ keys: config.stateKeys, ttlMs: config.stateTtlMs }),
-    builtins: createBuiltins(config),
+    builtins: createBuiltins(config, sessions),
     listen,
     inputs,
     drain,
@@ -98,7 +100,11 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
 
   let toldUndecided = false;
   const go = (mcp: McpRequest, req: IncomingMessage, res: ServerResponse): void | Promise<void> => {
-    if (config.anonymous || authDecided(req)) return route(dispatcher, req, res, mcp);
+    if (config.anonymous || authDecided(req)) {
+      // A legacy session that fails verification is answered 404 here.
+      if (!sessions.admit(req, res, mcp)) return;
+      return route(dispatcher, req, res, mcp);
+    }
     // Fail closed: no authentication decided on this request, and the configuration does not say none is wanted.
     if (!toldUndecided) {
       toldUndecided = true;

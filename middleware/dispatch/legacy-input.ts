@@ -20,6 +20,7 @@ import { localsOf } from '../../core/respond.js';
 import type { Call } from './handler-context.js';
 import { isJsonObject } from '../../lib/json.js';
 import { clip } from '../../lib/clip.js';
+import { inputMethods, lackingCapabilities, lackingCapabilityError } from './session.js';
 
 export interface InputBroker {
   /**
@@ -102,6 +103,9 @@ export function createInputBroker(options: { timeoutMs: number; maxRounds: numbe
       const requests = Object.entries(value.inputRequests ?? {});
       const answers: Record<string, JsonObject> = {};
       if (requests.length === 0) return answers;
+      // Never a request the client cannot answer: only what its session declared.
+      const missing = lackingCapabilities(inputMethods(value.inputRequests), call.clientCapabilities);
+      if (missing) throw lackingCapabilityError(missing);
       if (!call.reply.canStream()) {
         throw new McpError(
           ErrorCode.InternalError,

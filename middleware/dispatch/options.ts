@@ -54,6 +54,15 @@ export interface DispatchStreamOptions {
   maxListenStreamsPerPrincipal?: number;
 }
 
+/** Legacy (2025-11-25) sessions: the signed `Mcp-Session-Id` minted at `initialize`. */
+export interface DispatchSessionOptions {
+  /**
+   * How long a session id stays valid, in ms; a request carrying an expired one gets 404 and the client
+   * initializes again. Signed with `inputRequests.requestStateKey`. Default 86400000 (24 hours).
+   */
+  ttlMs?: number;
+}
+
 /** Input-required results (MRTR): the signed `requestState` of both eras, and the legacy input rounds. */
 export interface DispatchInputRequestOptions {
   /**
@@ -129,6 +138,8 @@ export interface DispatchOptions {
   body?: BodyOptions;
   /** SSE answers and listen streams: `{ keepAliveMs, maxListenStreams, maxListenStreamsPerPrincipal }`. */
   streams?: DispatchStreamOptions;
+  /** Legacy sessions: `{ ttlMs }`. */
+  sessions?: DispatchSessionOptions;
   /** Input-required results: `{ requestStateKey, requestStateTtlMs, inputTimeoutMs, maxInputRounds }`. */
   inputRequests?: DispatchInputRequestOptions;
   /** Legacy `notifications/cancelled`: `{ maxInFlight, relay }`. */
@@ -180,6 +191,8 @@ export interface DispatchConfig {
   /** The first signs, all verify. */
   readonly stateKeys: readonly Uint8Array[];
   readonly stateTtlMs: number;
+  /** How long a legacy session id stays valid. */
+  readonly sessionTtlMs: number;
   readonly keepAliveMs: number;
   /** Serve requests no authentication decided (see the option). */
   readonly anonymous: boolean;
@@ -211,6 +224,7 @@ const KNOWN: readonly (keyof DispatchOptions)[] = [
   'versions',
   'body',
   'streams',
+  'sessions',
   'inputRequests',
   'cancellation',
 ];
@@ -221,6 +235,7 @@ const STREAMS: readonly (keyof DispatchStreamOptions)[] = [
   'maxListenStreams',
   'maxListenStreamsPerPrincipal',
 ];
+const SESSIONS: readonly (keyof DispatchSessionOptions)[] = ['ttlMs'];
 const INPUT_REQUESTS: readonly (keyof DispatchInputRequestOptions)[] = [
   'requestStateKey',
   'requestStateTtlMs',
@@ -253,6 +268,7 @@ export function resolveDispatchOptions(options: DispatchOptions): DispatchConfig
   const versions = versionsOf(o.versions);
   const streams = group(o.streams, 'streams', STREAMS);
   const inputs = group(o.inputRequests, 'inputRequests', INPUT_REQUESTS);
+  const sessions = group(o.sessions, 'sessions', SESSIONS);
   const body = resolveBodyOptions(DISPATCH, group(o.body, 'body', BODY));
   const cancellation = group(o.cancellation, 'cancellation', CANCELLATION);
   if (cancellation.relay !== undefined && !isCancellationRelay(cancellation.relay))
@@ -290,6 +306,7 @@ export function resolveDispatchOptions(options: DispatchOptions): DispatchConfig
     legacyLogLevel,
     stateKeys,
     stateTtlMs: int(inputs, 'inputRequests', 'requestStateTtlMs', 600_000, 1_000, 7 * 86_400_000),
+    sessionTtlMs: int(sessions, 'sessions', 'ttlMs', 86_400_000, 1, 30 * 86_400_000),
     keepAliveMs: int(streams, 'streams', 'keepAliveMs', 15_000, 0, 3_600_000),
     anonymous: boolOption(DISPATCH, 'anonymous', o.anonymous, false),
     maxListenStreams: int(streams, 'streams', 'maxListenStreams', 1000, 0, 1_000_000),

@@ -38,6 +38,7 @@ import { applyOutbound } from '../../core/outbound.js';
 import { Reply, spokenVersion, writeAnswer } from './reply.js';
 import type { Bound } from './route-table.js';
 import { type RpcError, internalError, methodNotFound, sendRpcError, sendThrown } from './rpc-errors.js';
+import { lackingCapabilityResult } from './session.js';
 import { isJsonObject } from '../../lib/json.js';
 import { clip } from '../../lib/clip.js';
 
@@ -268,7 +269,11 @@ async function runRounds(
 }
 
 /** A result through the outbound transforms, then answered. */
-function settle(dispatcher: Dispatcher, t: Target, value: unknown): void | Promise<void> {
+function settle(
+  dispatcher: Dispatcher,
+  t: Pick<Target, 'call' | 'key'>,
+  value: unknown,
+): void | Promise<void> {
   let out: unknown;
   try {
     out = applyOutbound(t.call.reply.locals, value, t.call.method, 'result');
@@ -289,11 +294,18 @@ function failed(dispatcher: Dispatcher, call: Call, err: unknown): void | Promis
     if (!call.reply.answered) call.reply.locals.response = { resultType: 'cancelled' };
     return;
   }
+  // A legacy tool whose client lacks a capability it asked for answers a tool error naming it.
+  const lacking = lackingCapabilityResult(call, err);
+  if (lacking !== undefined) return settle(dispatcher, { call, key: TOOLS_CALL }, lacking);
   return sendThrown(call.reply, err, dispatcher.config.logger);
 }
 
 /** Encode and write a handler's (transformed) result. */
-function answer(dispatcher: Dispatcher, t: Target, value: unknown): void | Promise<void> {
+function answer(
+  dispatcher: Dispatcher,
+  t: Pick<Target, 'call' | 'key'>,
+  value: unknown,
+): void | Promise<void> {
   const { reply } = t.call;
   const { mcp, era, locals } = reply;
   const { config } = dispatcher;

@@ -45,9 +45,10 @@ describe.each(PLATFORMS)('built-in services on %s', (platform) => {
         serverInfo: SERVER_INFO,
         instructions: 'Use the tools.',
       });
-      // No version header was sent with initialize, so none comes back; no session is minted.
+      // No version header was sent with initialize, so none comes back; a signed session is minted
+      // (test/middleware/dispatch/session/).
       expect(res.headers['mcp-protocol-version']).toBeUndefined();
-      expect(res.headers['mcp-session-id']).toBeUndefined();
+      expect(res.headers['mcp-session-id']).toMatch(/^s1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
     });
 
     test.each([

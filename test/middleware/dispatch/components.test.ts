@@ -41,8 +41,8 @@ describe('createStateCodec', () => {
 });
 
 describe('createInputBroker', () => {
-  /** A call whose SSE answer records what is pushed. */
-  function fakeCall(pushed: unknown[], canStream = true): Call {
+  /** A call whose SSE answer records what is pushed; its client declared roots unless told otherwise. */
+  function fakeCall(pushed: unknown[], canStream = true, clientCapabilities: object = { roots: {} }): Call {
     const reply = { canStream: () => canStream, push: (m: unknown) => (pushed.push(m), true) };
     return {
       reply,
@@ -50,7 +50,7 @@ describe('createInputBroker', () => {
       method: 'tools/call',
       era: 'legacy',
       principal: '',
-      clientCapabilities: {},
+      clientCapabilities,
     } as unknown as Call;
   }
   const ask = { resultType: 'input_required' as const, inputRequests: { a: { method: 'roots/list' } } };
@@ -71,6 +71,16 @@ describe('createInputBroker', () => {
     expect(pushed).toEqual([expect.objectContaining({ jsonrpc: '2.0', method: 'roots/list' })]);
     broker.failAll();
     await expect(waiting).rejects.toThrow(/shutting down/);
+    expect(broker.pending).toBe(0);
+  });
+
+  test('a request for a capability the client did not declare fails before anything is sent', async () => {
+    const broker = createInputBroker({ timeoutMs: 1000, maxRounds: 8 });
+    const pushed: unknown[] = [];
+    await expect(broker.ask(fakeCall(pushed, true, { sampling: {} }), ask, 1)).rejects.toThrow(
+      'The client did not declare the roots capability',
+    );
+    expect(pushed).toEqual([]);
     expect(broker.pending).toBe(0);
   });
 

@@ -230,10 +230,26 @@ describe.each(PLATFORMS)('close({deadlineMs}) on %s', (platform) => {
 
   test('legacy: a call awaiting client input during the drain gets the answer posted to it and finishes', async () => {
     const { mcp, url } = fx;
+    // A session that declared elicitation: a legacy client is sent only the requests it negotiated.
+    const init = await post(
+      url,
+      {
+        jsonrpc: '2.0',
+        id: 'init',
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-11-25',
+          capabilities: { elicitation: {} },
+          clientInfo: { name: 't', version: '1' },
+        },
+      },
+      legacyHeaders(),
+    );
+    const session = { 'Mcp-Session-Id': String(init.headers['mcp-session-id']) };
     const st = await openStream(
       url,
       { jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'ask', arguments: {} } },
-      legacyHeaders(),
+      { ...legacyHeaders(), ...session },
     );
     const ask = await st.next();
     expect(ask).toMatchObject({ method: 'elicitation/create' });
@@ -241,7 +257,7 @@ describe.each(PLATFORMS)('close({deadlineMs}) on %s', (platform) => {
     const delivered = await post(
       url,
       { jsonrpc: '2.0', id: ask.id, result: { action: 'accept', content: { who: 'me' } } },
-      legacyHeaders(),
+      { ...legacyHeaders(), ...session },
     );
     expect(delivered.status).toBe(202);
     expect(await st.next()).toMatchObject({

@@ -170,15 +170,25 @@ describe.each(PLATFORMS)('dispatch on %s', (platform) => {
       expect(res.headers['mcp-protocol-version']).toBe(isModern ? '2026-07-28' : '2025-11-25');
     });
 
-    test('Mcp-Session-Id and Last-Event-ID are ignored; no session id is sent back', async () => {
-      const res = await client().listTools(
-        {},
-        { headers: { 'Mcp-Session-Id': 'abc', 'Last-Event-ID': '5' } },
-      );
-      expect(res.status).toBe(200);
-      expect(res.body.result.tools).toHaveLength(1);
-      expect(res.headers['mcp-session-id']).toBeUndefined();
-    });
+    test(
+      isModern
+        ? 'Mcp-Session-Id and Last-Event-ID are ignored; no session id is sent back'
+        : 'an Mcp-Session-Id this server did not sign → 404 session_invalid (no session id sent back)',
+      async () => {
+        const res = await client().listTools(
+          {},
+          { headers: { 'Mcp-Session-Id': 'abc', 'Last-Event-ID': '5' } },
+        );
+        expect(res.headers['mcp-session-id']).toBeUndefined();
+        if (!isModern) {
+          expect(res.status).toBe(404);
+          expect(res.body.error).toEqual({ code: -32001, message: 'Session not found' });
+          return;
+        }
+        expect(res.status).toBe(200);
+        expect(res.body.result.tools).toHaveLength(1);
+      },
+    );
 
     if (!isModern) {
       test('legacy: an unsupported MCP-Protocol-Version header → 400; a missing one is served (assumed 2025-03-26)', async () => {

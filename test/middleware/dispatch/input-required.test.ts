@@ -25,6 +25,34 @@ import { PLATFORMS, type Stack, fakeAuth, stack } from '../../support/dispatch-h
 import { envelope, legacyHeaders, modernHeaders, openStream, post, until } from '../../support/streaming';
 
 const KEY = Buffer.from('0123456789abcdef0123456789abcdef', 'utf8');
+
+/**
+ * Legacy headers with the session of a client that declared elicitation (a legacy request is sent only the
+ * server-to-client requests its session negotiated).
+ */
+async function elicitingHeaders(
+  url: string,
+  extra: Record<string, string> = {},
+  accept?: string,
+): Promise<Record<string, string>> {
+  const init = await post(
+    url,
+    {
+      jsonrpc: '2.0',
+      id: 'init',
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-11-25',
+        capabilities: { elicitation: {} },
+        clientInfo: { name: 't', version: '1' },
+      },
+    },
+    { ...legacyHeaders(), ...extra },
+  );
+  const sid = init.headers['mcp-session-id'];
+  if (typeof sid !== 'string') throw new Error('no session minted');
+  return { ...legacyHeaders(accept), ...extra, 'Mcp-Session-Id': sid };
+}
 const OTHER = Buffer.from('fedcba9876543210fedcba9876543210', 'utf8');
 const BINDING = { principal: 'oidc:alice', method: 'tools/call', digest: paramsDigest({ name: 't' }) };
 const NOW = 1_800_000_000_000;
@@ -452,7 +480,7 @@ describe.each(PLATFORMS)('MRTR through dispatch() on %s', (platform) => {
     const st = await openStream(
       url,
       { jsonrpc: '2.0', id: 20, method: 'tools/call', params: { name: 'greet', arguments: { lang: 'de' } } },
-      { ...legacyHeaders(), 'x-user': 'lena' },
+      await elicitingHeaders(url, { 'x-user': 'lena' }),
     );
     expect(st.headers['content-type']).toMatch(/^text\/event-stream/);
     const ask = await st.next();
@@ -488,7 +516,7 @@ describe.each(PLATFORMS)('MRTR through dispatch() on %s', (platform) => {
     const st = await openStream(
       url,
       { jsonrpc: '2.0', id: 21, method: 'tools/call', params: { name: 'greet', arguments: {} } },
-      legacyHeaders(),
+      await elicitingHeaders(url),
     );
     const ask = await st.next();
     await post(
@@ -508,7 +536,7 @@ describe.each(PLATFORMS)('MRTR through dispatch() on %s', (platform) => {
     const gone = await openStream(
       url,
       { jsonrpc: '2.0', id: 22, method: 'tools/call', params: { name: 'greet', arguments: {} } },
-      legacyHeaders(),
+      await elicitingHeaders(url),
     );
     await gone.next();
     expect(mcp.stats().pendingInputs).toBe(1);
@@ -520,7 +548,7 @@ describe.each(PLATFORMS)('MRTR through dispatch() on %s', (platform) => {
     const r = await post(
       url,
       { jsonrpc: '2.0', id: 23, method: 'tools/call', params: { name: 'greet', arguments: {} } },
-      legacyHeaders('application/json'),
+      await elicitingHeaders(url, {}, 'application/json'),
     );
     expect(r.messages[0]).toMatchObject({ id: 23, error: { code: -32603 } });
   });

@@ -17,6 +17,8 @@ import { legacyHeaders, openStream, post, until } from '../../support/streaming'
 const KEY = 'answers-key-0123456789abcdef';
 const AUTH = { ...legacyHeaders(), Authorization: `Bearer ${KEY}` };
 const quiet = { error() {}, warn() {} };
+/** Shared with the replica that mints the caller's session (so that minting takes nothing from the minute). */
+const STATE_KEY = 'answers-state-key-0123456789abcdef';
 
 const tools = () =>
   new ToolRegistry({
@@ -60,7 +62,10 @@ async function start(l: LimitsOptions): Promise<string> {
   e = mcpEndpoint({
     auth: { apiKeys: [{ userId: 'lena', hash: hashKey(KEY), groups: ['g'] }] },
     handlers: { tools: tools() },
-    dispatch: { serverInfo: { name: 'answers', version: '1' } },
+    dispatch: {
+      serverInfo: { name: 'answers', version: '1' },
+      inputRequests: { requestStateKey: STATE_KEY },
+    },
     limits: l,
     logger: quiet,
   });
@@ -69,9 +74,49 @@ async function start(l: LimitsOptions): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
 }
 
+/**
+ * The caller's headers with a legacy session that declared elicitation (a legacy client is sent only the
+ * requests it negotiated), minted by a replica without limits that shares the key.
+ */
+async function sessionHeaders(): Promise<Record<string, string>> {
+  const replica = http.createServer(
+    mcpEndpoint({
+      auth: { apiKeys: [{ userId: 'lena', hash: hashKey(KEY), groups: ['g'] }] },
+      handlers: { tools: tools() },
+      dispatch: {
+        serverInfo: { name: 'answers', version: '1' },
+        inputRequests: { requestStateKey: STATE_KEY },
+      },
+      logger: quiet,
+    }),
+  );
+  await new Promise<void>((r) => replica.listen(0, '127.0.0.1', r));
+  try {
+    const init = await post(
+      `http://127.0.0.1:${(replica.address() as AddressInfo).port}/mcp`,
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-11-25',
+          capabilities: { elicitation: {} },
+          clientInfo: { name: 't', version: '1' },
+        },
+      },
+      AUTH,
+    );
+    return { ...AUTH, 'Mcp-Session-Id': String(init.headers['mcp-session-id']) };
+  } finally {
+    replica.closeAllConnections();
+    await new Promise<void>((r) => replica.close(() => r()));
+  }
+}
+
 /** Open the greet call, answer its elicitation (after `meanwhile`), and expect the call to complete. */
 async function greetAnswered(url: string, meanwhile: () => Promise<void> = async () => {}): Promise<void> {
-  const st = await openStream(url, GREET, AUTH);
+  const withSession = await sessionHeaders();
+  const st = await openStream(url, GREET, withSession);
   expect(st.status).toBe(200);
   const ask = await st.next();
   expect(ask).toMatchObject({ method: 'elicitation/create' });
@@ -79,7 +124,7 @@ async function greetAnswered(url: string, meanwhile: () => Promise<void> = async
   const answer = await post(
     url,
     { jsonrpc: '2.0', id: ask.id, result: { action: 'accept', content: { name: 'Lena' } } },
-    AUTH,
+    withSession,
   );
   expect(answer.status).toBe(202);
   expect(await st.next()).toMatchObject({
