@@ -108,7 +108,13 @@ export {
 } from './middleware/metrics/index.js';
 export type { MetricsMiddleware, MetricsOptions } from './middleware/metrics/index.js';
 export { dispatch } from './middleware/dispatch/index.js';
-export type { DispatchMiddleware, DispatchOptions, ServerCapabilities } from './middleware/dispatch/index.js';
+export type {
+  DispatchCancellationOptions,
+  DispatchMiddleware,
+  DispatchOptions,
+  DispatchSessionOptions,
+  ServerCapabilities,
+} from './middleware/dispatch/index.js';
 export { mcpEndpoint } from './middleware/endpoint/index.js';
 export type {
   McpEndpoint,
@@ -217,6 +223,8 @@ export type {
 } from './handlers/catalogue/index.js';
 export { CHANGES, ChangeFeed, changesOf, isChangeFeed, redisChangeFeed } from './handlers/changes/index.js';
 export type {
+  CancellationMessage,
+  CancellationRelay,
   ChangeEvent,
   ChangeFeedDropReason,
   ChangeListener,

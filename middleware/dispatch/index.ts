@@ -33,7 +33,12 @@ import {
 import { type Dispatcher, route } from './requests.js';
 import { createSessionCodec } from './session.js';
 
-export type { DispatchCancellationOptions, DispatchMiddleware, DispatchOptions } from './options.js';
+export type {
+  DispatchCancellationOptions,
+  DispatchMiddleware,
+  DispatchOptions,
+  DispatchSessionOptions,
+} from './options.js';
 
 const NO_AUTH_DECISION =
   'dispatch: a request reached dispatch() with no authentication decision, and was refused (500): mount an ' +
