@@ -6,7 +6,13 @@
 import { isThenable } from './maybe-promise.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Refusal, refusal } from '../lib/errors.js';
-import { type JsonObject, type ParseResult, isBatchBytes, parseMessage, parseValue } from '../lib/jsonrpc.js';
+import {
+  type JsonObject,
+  type ParseResult,
+  isBatchBytes,
+  parseMessageWithMemory,
+  parseValue,
+} from '../lib/jsonrpc.js';
 import { META } from '../lib/meta.js';
 import { type ClassifyOptions, type ClassifyResult, classifyEnvelope } from '../lib/classify.js';
 import { type McpRequest, toMcpRequest } from '../lib/request.js';
@@ -130,6 +136,11 @@ export function bodyReadElsewhere(req: IncomingMessage): boolean {
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
+/**
+ * The member scan's working memory, shared by every parse: a parse runs to its end without yielding, and the
+ * memory holds positions only and stays bounded (lib/jsonrpc-scan.ts). See docs/performance.md#scan-memory.
+ */
+const scanMemory: number[] = [];
 
 /**
  * Is the body a batch? Hands `cb` the answer, or the refusal reading the body met: from the raw bytes, from
@@ -180,7 +191,7 @@ function fromBytes(req: IncomingMessage, opts: ResolvedBodyOptions, raw: Buffer)
   } catch {
     return refusal('parse_error', { message: 'Parse error: the body is not valid UTF-8' });
   }
-  return admit(req, parseMessage(text, { maxDepth: opts.maxDepth }), raw.length);
+  return admit(req, parseMessageWithMemory(text, opts.maxDepth, scanMemory), raw.length);
 }
 
 function admit(req: IncomingMessage, result: ParseResult, bytes: number): McpRequest | Refusal {

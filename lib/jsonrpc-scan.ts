@@ -24,25 +24,31 @@ const PARAMS = 2;
 const META = 3;
 
 /**
- * One open container. An object's member names are kept as positions in the text (the scan's `starts` and
- * `ends` from `base` on: the key's characters between the quotes) and compared there, character by character; a
- * name is made into a string only when it holds an escape (`names`, its decoded value), when two names compared
- * case-folded differ past ASCII, and past {@link SMALL_OBJECT} names, where a Set of the (folded) names takes
- * over. Containers nest, so a child's names follow its parent's and are overwritten by its next sibling's.
+ * The scan's working memory is one stack of numbers, `mem`: each open container is a frame of {@link FRAME}
+ * slots (array or object and its role, parent frame, name count and last member name) followed by its member names, two slots
+ * each (where the name's characters start and end in the text, between the quotes). A child container's frame
+ * goes right after its parent's names so far and is dropped when the child closes, so an object's names stay
+ * next to each other. Names are compared in the text, character by character; a name is made into a string only
+ * when it holds an escape (its decoded value goes into `names`), when two names compared case-folded differ
+ * past ASCII, and past {@link SMALL_OBJECT} names, where a Set of the (folded) names takes over (`sets`).
  */
-interface Frame {
-  obj: boolean;
-  role: Role;
-  /** Where this object's names start in the scan's arrays. */
-  base: number;
-  /** How many member names are in the arrays (at most SMALL_OBJECT + 1; the Set holds the rest). */
-  count: number;
-  set: Set<string> | undefined;
-  /** The last member name read in this object (to give roles to children): its position, -1 for none. */
-  lastStart: number;
-  lastEnd: number;
-  lastName: string | undefined;
-}
+const FRAME = 5;
+/** Frame slots: {@link ARRAY} for an array, the object's {@link Role} for an object. */
+const KIND = 0;
+/** Where the parent's frame starts in `mem`, -1 for the outermost container. */
+const PARENT = 1;
+/** How many member names follow the frame (at most SMALL_OBJECT + 1; the Set holds the rest). */
+const COUNT = 2;
+/** The last member name read in this object (to give roles to children): its span, -1 for none. */
+const LAST_START = 3;
+const LAST_END = 4;
+/** The kind of an array's frame. */
+const ARRAY = -1;
+/**
+ * Past this many numbers, a working memory the caller keeps is emptied when the scan ends, so that what it holds
+ * between scans stays bounded whatever the largest message was.
+ */
+const RETAINED_MEMORY = 1024;
 
 /** Case folding used for the duplicate check: Unicode lower case plus the two folds Go's encoding/json adds. */
 function foldKey(k: string): string {
@@ -73,18 +79,17 @@ function nameIs(
   return end - start === word.length && text.startsWith(word, start);
 }
 
-/**
- * One scan: the text and what is known about it, and the scan's working memory, its own (nothing outlives the
- * scan): the open containers by depth and the member names of the open objects, as positions in the text (see
- * Frame).
- */
+/** One scan: the text, what is known about it, and the scan's working memory, its own (nothing outlives the scan). */
 interface TextFacts {
   text: string;
-  frames: Frame[];
-  starts: number[];
-  ends: number[];
-  /** The decoded name where it differs from the text (an escaped name); `undefined` elsewhere. */
-  names: (string | undefined)[];
+  /** The frames and member names of the open containers (see {@link FRAME}). */
+  mem: number[];
+  /** Where the innermost open container's frame starts in `mem`, -1 when none is open. */
+  top: number;
+  /** The decoded names of escaped member names, by where their span is in `mem`; made at the first escape. */
+  names: Map<number, string> | undefined;
+  /** The names of an object past {@link SMALL_OBJECT} members, by where its frame is; made at the first. */
+  sets: Map<number, Set<string>> | undefined;
   /** No backslash anywhere: every string ends at the next quote. */
   plain: boolean;
   /**
@@ -120,7 +125,7 @@ function stringEnd(t: TextFacts, start: number): number {
 
 /** The first problem in the text, or undefined. */
 function run(t: TextFacts, maxDepth: number): ScanProblem | undefined {
-  const text = t.text;
+  const { text, mem } = t;
   const n = text.length;
   let depth = 0;
   let i = 0;
@@ -132,7 +137,7 @@ function run(t: TextFacts, maxDepth: number): ScanProblem | undefined {
       const escaped = end < 0;
       if (escaped) end = -1 - end;
       if (expectKey) {
-        const problem = member(t, t.frames[depth - 1]!, i, end, escaped);
+        const problem = member(t, t.top, i, end, escaped);
         if (problem) return problem;
         expectKey = false;
       }
@@ -145,20 +150,23 @@ function run(t: TextFacts, maxDepth: number): ScanProblem | undefined {
       depth++;
       expectKey = c === 0x7b;
     } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
-      if (depth > 0) depth--;
+      if (depth > 0) {
+        depth--;
+        t.top = mem[t.top + PARENT]!;
+      }
       expectKey = false;
     } else if (c === 0x2c /* , */) {
-      expectKey = depth > 0 && t.frames[depth - 1]!.obj;
+      expectKey = depth > 0 && mem[t.top + KIND] !== ARRAY;
     }
     i++;
   }
   return undefined;
 }
 
-/** A member name, the string between the quotes at `quote` and `end`, read in the object `top`. */
+/** A member name, the string between the quotes at `quote` and `end`, read in the object whose frame is at `f`. */
 function member(
   t: TextFacts,
-  top: Frame,
+  f: number,
   quote: number,
   end: number,
   escaped: boolean,
@@ -171,62 +179,64 @@ function member(
   }
   if (nameIs(text, start, end, decoded, '__proto__'))
     return { reason: 'forbidden_member', message: 'Member "__proto__" is not allowed' };
-  if (!addName(t, top, start, end, decoded)) {
+  if (!addName(t, f, start, end, decoded)) {
     const name = decoded ?? text.slice(start, end);
     return { reason: 'duplicate_member', message: `Member "${clip(name)}" is named twice` };
   }
   return undefined;
 }
 
-/** Open an object (`obj`) or an array at `depth`. */
+/** Open an object (`obj`) or an array at `depth`: its frame goes after the parent's names so far. */
 function open(t: TextFacts, depth: number, obj: boolean, maxDepth: number): ScanProblem | undefined {
-  const { text, frames } = t;
-  const parent = depth > 0 ? frames[depth - 1] : undefined;
+  const mem = t.mem;
+  const parent = t.top;
   let role: Role = NONE;
   if (obj) {
-    if (!parent) role = ENVELOPE;
-    else if (parent.obj && parent.role === ENVELOPE && lastIs(text, parent, 'params')) role = PARAMS;
-    else if (parent.obj && parent.role === PARAMS && lastIs(text, parent, '_meta')) role = META;
-    if (parent && parent.obj && lastIs(text, parent, 'constructor'))
-      return { reason: 'forbidden_member', message: 'Member "constructor" may not hold an object' };
+    if (parent < 0) role = ENVELOPE;
+    else if (mem[parent + KIND] !== ARRAY) {
+      const parentRole = mem[parent + KIND];
+      if (parentRole === ENVELOPE && lastIs(t, parent, 'params')) role = PARAMS;
+      else if (parentRole === PARAMS && lastIs(t, parent, '_meta')) role = META;
+      if (lastIs(t, parent, 'constructor'))
+        return { reason: 'forbidden_member', message: 'Member "constructor" may not hold an object' };
+    }
   }
   if (depth >= maxDepth) return { reason: 'too_deep', message: `Request nesting exceeds ${maxDepth} levels` };
-  let f = frames[depth];
-  if (f === undefined) {
-    f = newFrame();
-    frames[depth] = f;
-  }
-  f.obj = obj;
-  f.role = role;
-  f.base = parent ? parent.base + parent.count : 0;
-  f.count = 0;
-  f.set = undefined;
-  f.lastStart = -1;
-  f.lastName = undefined;
+  const f = parent < 0 ? 0 : parent + FRAME + 2 * mem[parent + COUNT]!;
+  mem[f + KIND] = obj ? role : ARRAY;
+  mem[f + PARENT] = parent;
+  mem[f + COUNT] = 0;
+  mem[f + LAST_START] = -1;
+  mem[f + LAST_END] = -1;
+  if (t.sets !== undefined) t.sets.delete(f);
+  t.top = f;
   return undefined;
 }
 
-/** Name `k` of the frame as a string: decoded when it was escaped, case-folded in a folding role. */
-function keyAt(t: TextFacts, f: Frame, k: number): string {
-  const at = f.base + k;
-  const name = t.names[at] ?? t.text.slice(t.starts[at], t.ends[at]);
-  return f.role !== NONE ? foldKey(name) : name;
+/** The decoded name whose span is at `at` in `mem` when it was escaped, else undefined. */
+function decodedAt(t: TextFacts, at: number): string | undefined {
+  return t.names === undefined ? undefined : t.names.get(at);
 }
 
-/** Do names `a` and `b` of the frame collide (exactly, or case-folded in a folding role)? */
-function sameName(t: TextFacts, f: Frame, a: number, b: number): boolean {
-  const { text, starts, ends, names } = t;
-  const folded = f.role !== NONE;
-  const x0 = f.base + a;
-  const y0 = f.base + b;
-  if (names[x0] !== undefined || names[y0] !== undefined) return keyAt(t, f, a) === keyAt(t, f, b);
-  let i = starts[x0]!;
-  let j = starts[y0]!;
-  const len = ends[x0]! - i;
-  if (ends[y0]! - j !== len) {
+/** The name whose span is at `at` as a string: decoded when it was escaped, case-folded in a folding role. */
+function keyAt(t: TextFacts, f: number, at: number): string {
+  const name = decodedAt(t, at) ?? t.text.slice(t.mem[at], t.mem[at + 1]);
+  return t.mem[f + KIND] !== NONE ? foldKey(name) : name;
+}
+
+/** Do the names whose spans are at `x0` and `y0` collide (exactly, or case-folded in a folding role)? */
+function sameName(t: TextFacts, f: number, x0: number, y0: number): boolean {
+  const { text, mem } = t;
+  const folded = mem[f + KIND] !== NONE;
+  if (decodedAt(t, x0) !== undefined || decodedAt(t, y0) !== undefined)
+    return keyAt(t, f, x0) === keyAt(t, f, y0);
+  let i = mem[x0]!;
+  let j = mem[y0]!;
+  const len = mem[x0 + 1]! - i;
+  if (mem[y0 + 1]! - j !== len) {
     if (!folded) return false;
     t.dottedCapitalI ??= text.includes('\u0130');
-    return t.dottedCapitalI && keyAt(t, f, a) === keyAt(t, f, b);
+    return t.dottedCapitalI && keyAt(t, f, x0) === keyAt(t, f, y0);
   }
   for (const end = i + len; i < end; i++, j++) {
     let x = text.charCodeAt(i);
@@ -234,7 +244,7 @@ function sameName(t: TextFacts, f: Frame, a: number, b: number): boolean {
     if (x === y) continue;
     if (!folded) return false;
     // Past ASCII, folding is Unicode's (the Kelvin sign folds to an ASCII "k"): compare the folded names.
-    if (x > 0x7f || y > 0x7f) return keyAt(t, f, a) === keyAt(t, f, b);
+    if (x > 0x7f || y > 0x7f) return keyAt(t, f, x0) === keyAt(t, f, y0);
     // Two ASCII characters after an identical prefix: they decide.
     if (x >= 0x41 && x <= 0x5a) x += 0x20;
     if (y >= 0x41 && y <= 0x5a) y += 0x20;
@@ -244,73 +254,82 @@ function sameName(t: TextFacts, f: Frame, a: number, b: number): boolean {
 }
 
 /**
- * Add the member name found between `start` and `end` (`decoded` when it holds an escape) to the object's
- * names; false when the object already has it.
+ * Add the member name found between `start` and `end` (`decoded` when it holds an escape) to the names of the
+ * object whose frame is at `f`; false when the object already has it.
  */
-function addName(t: TextFacts, f: Frame, start: number, end: number, decoded: string | undefined): boolean {
-  f.lastStart = start;
-  f.lastEnd = end;
-  f.lastName = decoded;
-  if (f.set !== undefined) {
+function addName(t: TextFacts, f: number, start: number, end: number, decoded: string | undefined): boolean {
+  const mem = t.mem;
+  mem[f + LAST_START] = start;
+  mem[f + LAST_END] = end;
+  const folded = mem[f + KIND] !== NONE;
+  const set = t.sets === undefined ? undefined : t.sets.get(f);
+  if (set !== undefined) {
     const name = decoded ?? t.text.slice(start, end);
-    const key = f.role !== NONE ? foldKey(name) : name;
-    if (f.set.has(key)) return false;
-    f.set.add(key);
+    const key = folded ? foldKey(name) : name;
+    if (set.has(key)) return false;
+    set.add(key);
     return true;
   }
-  const { starts, ends, names } = t;
-  const k = f.count++;
-  const at = f.base + k;
-  starts[at] = start;
-  ends[at] = end;
-  names[at] = decoded;
+  const k = mem[f + COUNT]!;
+  mem[f + COUNT] = k + 1;
+  const at = f + FRAME + 2 * k;
+  mem[at] = start;
+  mem[at + 1] = end;
+  if (decoded !== undefined) (t.names ??= new Map()).set(at, decoded);
+  else if (t.names !== undefined) t.names.delete(at);
   // Two plain names of different lengths differ, unless case folding is on and the text holds U+0130.
-  const loose = k > 0 && f.role !== NONE && (t.dottedCapitalI ??= t.text.includes('\u0130'));
+  const loose = k > 0 && folded && (t.dottedCapitalI ??= t.text.includes('\u0130'));
   const len = end - start;
-  for (let i = 0; i < k; i++) {
-    const x = f.base + i;
-    if (!loose && decoded === undefined && names[x] === undefined && ends[x]! - starts[x]! !== len) continue;
-    if (sameName(t, f, i, k)) return false;
+  for (let x = f + FRAME; x < at; x += 2) {
+    if (!loose && decoded === undefined && decodedAt(t, x) === undefined && mem[x + 1]! - mem[x]! !== len)
+      continue;
+    if (sameName(t, f, x, at)) return false;
   }
-  if (f.count > SMALL_OBJECT) {
+  if (k + 1 > SMALL_OBJECT) {
     const all = new Set<string>();
-    for (let i = 0; i < f.count; i++) all.add(keyAt(t, f, i));
-    f.set = all;
+    for (let x = f + FRAME; x <= at; x += 2) all.add(keyAt(t, f, x));
+    (t.sets ??= new Map()).set(f, all);
   }
   return true;
 }
 
-function newFrame(): Frame {
-  return {
-    obj: false,
-    role: NONE,
-    base: 0,
-    count: 0,
-    set: undefined,
-    lastStart: -1,
-    lastEnd: -1,
-    lastName: undefined,
-  };
+/** Does the text between `start` and `end` hold a backslash? */
+function holdsEscape(text: string, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) if (text.charCodeAt(i) === 0x5c /* \ */) return true;
+  return false;
 }
 
-/** Is the object's last member name exactly `word`? */
-function lastIs(text: string, f: Frame, word: string): boolean {
-  return f.lastStart >= 0 && nameIs(text, f.lastStart, f.lastEnd, f.lastName, word);
+/** Is the last member name of the object whose frame is at `f` exactly `word`? */
+function lastIs(t: TextFacts, f: number, word: string): boolean {
+  const { text, mem } = t;
+  const start = mem[f + LAST_START]!;
+  if (start < 0) return false;
+  const end = mem[f + LAST_END]!;
+  const decoded =
+    !t.plain && holdsEscape(text, start, end)
+      ? (JSON.parse(text.slice(start - 1, end + 1)) as string)
+      : undefined;
+  return nameIs(text, start, end, decoded, word);
 }
 
 /**
  * Scan valid JSON text (it must have been accepted by `JSON.parse`) for depth, duplicate and forbidden members.
- * Returns the first problem, or undefined.
+ * Returns the first problem, or undefined. `memory` is the scan's working memory when the caller keeps one to
+ * reuse (scans never overlap, as a scan runs to its end without yielding): numbers only, positions in the text,
+ * so nothing of the text outlives the scan, and emptied past {@link RETAINED_MEMORY}. Without it the scan makes
+ * its own. See docs/performance.md#scan-memory.
  */
-export function scanMembers(text: string, maxDepth: number): ScanProblem | undefined {
+export function scanMembers(text: string, maxDepth: number, memory: number[] = []): ScanProblem | undefined {
   const t: TextFacts = {
     text,
-    frames: [],
-    starts: [],
-    ends: [],
-    names: [],
+    mem: memory,
+    top: -1,
+    names: undefined,
+    sets: undefined,
     plain: !text.includes('\\'),
     dottedCapitalI: undefined,
   };
-  return run(t, maxDepth);
+  const problem = run(t, maxDepth);
+  if (memory.length > RETAINED_MEMORY) memory.length = 0;
+  return problem;
 }

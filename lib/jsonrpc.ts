@@ -98,7 +98,19 @@ export function isBatchBytes(buf: Uint8Array): boolean {
  * `method_too_long` (-32600, a method name past {@link MAX_METHOD_LENGTH}).
  */
 export function parseMessage(text: string, opts: ParseMessageOptions = {}): ParseResult {
-  const maxDepth = opts.maxDepth ?? DEFAULT_MAX_DEPTH;
+  return parseMessageWithMemory(text, opts.maxDepth ?? DEFAULT_MAX_DEPTH, undefined);
+}
+
+/**
+ * {@link parseMessage} with the nesting limit given as it is, and the member scan's working memory when the
+ * caller keeps one for every parse, as the parse step does (see `scanMembers` and
+ * docs/performance.md#scan-memory); `undefined` makes one per call.
+ */
+export function parseMessageWithMemory(
+  text: string,
+  maxDepth: number,
+  scanMemory: number[] | undefined,
+): ParseResult {
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   let value: unknown;
   try {
@@ -109,7 +121,7 @@ export function parseMessage(text: string, opts: ParseMessageOptions = {}): Pars
   }
   if (Array.isArray(value)) return refusal('batch');
   if (value !== null && typeof value === 'object') {
-    const problem = scanMembers(text, maxDepth);
+    const problem = scanMembers(text, maxDepth, scanMemory);
     if (problem) {
       const r = refusal(problem.reason, { message: problem.message });
       const id = (value as JsonObject).id;
