@@ -86,8 +86,8 @@ export interface CallContext {
   inputRequired?(request: InputRequiredRequest): InputRequiredResult;
   /**
    * Throw -32021 (HTTP 400) unless the request declared these client capabilities, e.g. `{ sampling: {} }`.
-   * Legacy requests cannot tell (their capabilities were declared in an `initialize` a stateless server does
-   * not keep) and pass. Set by `dispatch()` for requests.
+   * Legacy requests are read against their session's declared capabilities (none without a session), and the
+   * -32021 is answered in-band (a tool error on `tools/call`). Set by `dispatch()` for requests.
    */
   requireClientCapabilities?(required: Readonly<Record<string, object>>): void;
 }

@@ -236,10 +236,12 @@ export class HandlerContext implements CallContext {
   }
 
   #requireClientCapabilities(required: Readonly<Record<string, object>>): void {
-    if (this.era !== 'modern') return;
     if (!isJsonObject(required))
       throw new TypeError('requireClientCapabilities(): expected an object of capabilities');
     const missing = missingCapabilities(required, this.clientCapabilities);
-    if (missing) throw missingCapabilityError(missing);
+    if (!missing) return;
+    // Legacy: read against the session's declared capabilities (none without a session), answered as a refused
+    // input request is (in-band; a tool error for a tool that does not catch it).
+    throw this.era === 'modern' ? missingCapabilityError(missing) : lackingCapabilityError(missing);
   }
 }
