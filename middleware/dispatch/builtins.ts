@@ -5,6 +5,7 @@
  *
  * @see docs/middleware/dispatch.md
  */
+import type { IncomingMessage } from 'node:http';
 import { ErrorCode, McpError } from '../../lib/errors.js';
 import type { JsonObject } from '../../lib/jsonrpc.js';
 import { LOG_LEVELS, META, isLogLevel } from '../../lib/meta.js';
@@ -14,13 +15,18 @@ import { principalKey } from '../../lib/principal.js';
 import { HandlerContext } from './handler-context.js';
 import type { DispatchConfig } from './options.js';
 import type { Bound } from './route-table.js';
+import type { LegacyStreams } from './legacy-stream.js';
 import { SESSION_HEADER, type SessionCodec } from './session.js';
 
 export interface Builtins {
   get(namespace: string, member: string): Bound | undefined;
 }
 
-export function createBuiltins(config: DispatchConfig, sessions?: SessionCodec): Builtins {
+export function createBuiltins(
+  config: DispatchConfig,
+  sessions?: SessionCodec,
+  streams?: Pick<LegacyStreams, 'subscribe' | 'unsubscribe'>,
+): Builtins {
   const { capabilities, serverInfo, instructions, legacyVersions, supportedVersions } = config;
   const initialize: HandlerMethod = (params, ctx) => {
     const protocolVersion = negotiateVersion(params.protocolVersion, legacyVersions);
@@ -65,8 +71,8 @@ export function createBuiltins(config: DispatchConfig, sessions?: SessionCodec):
       'resources',
       new Map([
         ['templatesList', emptyTemplates],
-        ['subscribe', subscribeAck],
-        ['unsubscribe', subscribeAck],
+        ['subscribe', subscribeAck(streams && ((req, uri) => streams.subscribe(req, uri)))],
+        ['unsubscribe', subscribeAck(streams && ((req, uri) => streams.unsubscribe(req, uri)))],
       ]),
     ],
   ]);
@@ -103,13 +109,16 @@ const emptyTemplates: HandlerMethod = (params) => {
 
 /**
  * 2025-11-25 resources/subscribe and unsubscribe (legacy only; gated by resources.subscribe): the request is
- * validated and acknowledged. A stateless server has no session stream to deliver
- * notifications/resources/updated on, so legacy subscribers are never notified; modern clients subscribe with
- * subscriptions/listen (resourceSubscriptions) and are.
+ * validated, recorded for its session (whose GET stream delivers notifications/resources/updated, see
+ * legacy-stream.ts) and acknowledged. Modern clients subscribe with subscriptions/listen
+ * (resourceSubscriptions).
  */
-const subscribeAck: HandlerMethod = (params) => {
-  if (typeof params.uri !== 'string' || params.uri === '') {
-    throw new McpError(ErrorCode.InvalidParams, 'Invalid params: "uri" must be a non-empty string');
-  }
-  return {};
-};
+function subscribeAck(record?: (req: IncomingMessage, uri: string) => void): HandlerMethod {
+  return (params, ctx) => {
+    if (typeof params.uri !== 'string' || params.uri === '') {
+      throw new McpError(ErrorCode.InvalidParams, 'Invalid params: "uri" must be a non-empty string');
+    }
+    if (record !== undefined && ctx.req !== undefined) record(ctx.req, params.uri);
+    return {};
+  };
+}

@@ -22,6 +22,7 @@ import { createBuiltins } from './builtins.js';
 import { createCancellations } from './cancel.js';
 import { type CloseOptions, closeDeadline, createDrain } from './drain.js';
 import { createInputBroker } from './legacy-input.js';
+import { createLegacyStreams } from './legacy-stream.js';
 import { createListenRouter } from './listen.js';
 import { createStateCodec } from './mrtr.js';
 import {
@@ -93,10 +94,11 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
   const inputs = createInputBroker({ timeoutMs: config.inputTimeoutMs, maxRounds: config.maxInputRounds });
   const drain = createDrain(config.logger);
   const cancels = createCancellations(config);
+  const streams = createLegacyStreams(config, sessions, listen);
   const dispatcher: Dispatcher = {
     config,
     states: createStateCodec({ keys: config.stateKeys, ttlMs: config.stateTtlMs }),
-    builtins: createBuiltins(config, sessions),
+    builtins: createBuiltins(config, sessions, streams),
     listen,
     inputs,
     drain,
@@ -110,6 +112,9 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
       if (!sessions.admit(req, res, mcp)) return;
       return route(dispatcher, req, res, mcp);
     }
+    return undecided(req, res);
+  };
+  const undecided = (req: IncomingMessage, res: ServerResponse): void => {
     // Fail closed: no authentication decided on this request, and the configuration does not say none is wanted.
     if (!toldUndecided) {
       toldUndecided = true;
@@ -123,6 +128,11 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     res: ServerResponse,
     next: (err?: unknown) => void,
   ): void {
+    if (req.method === 'GET' && req.headers['mcp-session-id'] !== undefined) {
+      // A legacy session's GET stream (without a session: the 405 below, no stream to open).
+      if (config.anonymous || authDecided(req)) return streams.serve(req, res);
+      return undecided(req, res);
+    }
     if (req.method !== 'POST') {
       // Answered as every POST-only middleware answers it (core/post-only.ts), but OPTIONS, a CORS preflight for
       // the middleware after: marked, so that a middleware of the chain mounted after learns its place.

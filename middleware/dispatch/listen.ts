@@ -45,6 +45,11 @@ export interface ListenRouter {
   serve(reply: Reply, params: JsonObject): void | Promise<void>;
   /** End every open stream with its completion result; refuse new ones from now on. */
   closeAll(): Promise<void>;
+  /**
+   * Count another stream of `caller` (a legacy session's GET stream) against the same caps, ended by `end` at
+   * `closeAll()`: the refusal when there is no room, else the function that releases it.
+   */
+  hold(caller: string, end: () => Promise<void>): RpcError | (() => void);
   readonly openCount: number;
   /** Callers holding at least one open stream. */
   readonly principalCount: number;
@@ -64,7 +69,7 @@ export const MAX_SUBSCRIPTION_FILTER_LENGTH = 128 * 1024;
 export const MAX_SUBSCRIPTION_ID_LENGTH = 1024;
 
 /** The honoured subset of a subscription filter: what the client asked for that the server can deliver. */
-function honouredOf(
+export function honouredOf(
   filter: JsonObject,
   feeds: Feeds,
   capabilities: ServerCapabilities,
@@ -110,6 +115,12 @@ export function createListenRouter(options: ListenRouterOptions): ListenRouter {
         return sendRpcError(reply, refused, logger);
       }
       openStream(options, reply, params, open, caller);
+    },
+    hold(caller, end) {
+      const refused = capacityRefusal(options, open, caller, shuttingDown);
+      if (refused) return refused;
+      open.add(caller, end);
+      return () => open.delete(caller, end);
     },
     async closeAll() {
       shuttingDown = true;
@@ -263,7 +274,14 @@ function openStream(
     true,
   );
   // The stream's keep-alive comments are the Reply's, as on every SSE answer (the `keepAliveMs` option).
-  const unsubscribe = subscribe(reply, feeds, logger, honoured, uris, tag);
+  const unsubscribe = subscribe(
+    reply,
+    feeds,
+    logger,
+    honoured,
+    uris.size > 0 ? (u) => uris.has(u) : undefined,
+    tag,
+  );
 
   let ended = false;
   const stop = (): void => {
@@ -304,13 +322,16 @@ function openStream(
   releaseParsed(reply.req);
 }
 
-/** Subscribe the stream to the feeds it honours; returns the unsubscribe functions. */
-function subscribe(
+/**
+ * Subscribe a stream to the feeds it honours, and to the updates of the URIs `watched` accepts (read at each
+ * update; none when undefined); returns the unsubscribe functions.
+ */
+export function subscribe(
   reply: Reply,
   feeds: Feeds,
   logger: Logger,
   honoured: JsonObject,
-  uris: ReadonlySet<string>,
+  watched: ((uri: string) => boolean) | undefined,
   tag: (p?: JsonObject) => JsonObject,
 ): (() => void)[] {
   const guard = (): void => {
@@ -348,11 +369,11 @@ function subscribe(
     on(feeds.tools, (e) => e.type === 'listChanged' && listChanged('notifications/tools/list_changed'));
   if (honoured.promptsListChanged)
     on(feeds.prompts, (e) => e.type === 'listChanged' && listChanged('notifications/prompts/list_changed'));
-  if (honoured.resourcesListChanged || uris.size > 0) {
+  if (honoured.resourcesListChanged || watched) {
     on(feeds.resources, (e) => {
       if (e.type === 'listChanged') {
         if (honoured.resourcesListChanged) listChanged('notifications/resources/list_changed');
-      } else if (uris.has(e.uri)) {
+      } else if (watched?.(e.uri)) {
         reply.notify('notifications/resources/updated', tag({ uri: e.uri }));
         guard();
       }

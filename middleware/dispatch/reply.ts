@@ -182,6 +182,17 @@ export class Reply {
     this.res.once('close', stop);
   }
 
+  /**
+   * Start the SSE answer before any message (a session's GET stream, whose headers tell the client it is open);
+   * false when the client does not accept one, is gone, or the answer has started otherwise.
+   */
+  openStream(): boolean {
+    if (this.#streaming) return true;
+    if (this.#closed || !this.canStream() || this.#gone() || this.res.headersSent) return false;
+    this.#startStream();
+    return true;
+  }
+
   /** Queue a notification (see push). */
   notify(method: string, params: JsonObject): boolean {
     return this.push({ jsonrpc: '2.0', method, params });

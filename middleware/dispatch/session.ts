@@ -36,10 +36,23 @@ export interface SessionCodec {
    * {@link sessionCapabilitiesOf}.
    */
   admit(req: IncomingMessage, res: ServerResponse, mcp: McpRequest): boolean;
+  /**
+   * A GET (the session's stream): its session verified as a message's is. Returns false when it was refused
+   * (404, answered here), undefined when it carries none; the session is then read by {@link verifiedSessionOf}.
+   */
+  admitStream(req: IncomingMessage, res: ServerResponse): boolean | undefined;
+}
+
+/** A verified session: its id as received and its expiry (ms since the epoch). */
+export interface VerifiedSession {
+  readonly id: string;
+  readonly expiresAt: number;
 }
 
 /** What a verified session holds, per request. */
 const SESSIONS = new WeakMap<IncomingMessage, JsonObject>();
+/** The id and expiry of a request's verified session. */
+const VERIFIED = new WeakMap<IncomingMessage, VerifiedSession>();
 
 const REASONS: Readonly<Record<SessionVerifyReason, RefusalReason>> = {
   malformed: 'session_invalid',
@@ -70,17 +83,38 @@ export function createSessionCodec(config: DispatchConfig): SessionCodec {
       // Modern requests ignore the header; an unclassifiable one is refused by the router.
       if (!revision.ok || revision.era !== 'legacy') return true;
       if (mcp.kind === 'request' && mcp.method === 'initialize') return true;
-      const v = verifySession(token, principalKey(localsOf(req).principal), keys, Date.now());
-      if (v.ok) {
-        SESSIONS.set(req, v.capabilities);
-        return true;
-      }
-      const reason = REASONS[v.reason];
-      // An unreadable id is not echoed; a readable one is (the request was well formed, its session is not).
-      sendRefusal(req, res, refusal(reason, { era: 'legacy' }), DISPATCH, { detail: v.reason });
-      return false;
+      return check(req, res, token, {});
+    },
+    admitStream(req, res) {
+      const token = req.headers['mcp-session-id'];
+      if (token === undefined) return undefined;
+      // A GET carries no message: its refusal has no id.
+      return check(req, res, token, { id: undefined });
     },
   };
+
+  function check(
+    req: IncomingMessage,
+    res: ServerResponse,
+    token: string | string[],
+    opts: { id?: undefined },
+  ) {
+    const v = verifySession(token, principalKey(localsOf(req).principal), keys, Date.now());
+    if (v.ok) {
+      SESSIONS.set(req, v.capabilities);
+      VERIFIED.set(req, { id: token as string, expiresAt: v.expiresAt });
+      return true;
+    }
+    const reason = REASONS[v.reason];
+    // An unreadable id is not echoed; a readable one is (the request was well formed, its session is not).
+    sendRefusal(req, res, refusal(reason, { era: 'legacy' }), DISPATCH, { ...opts, detail: v.reason });
+    return false;
+  }
+}
+
+/** The verified session of a legacy request (or GET), if it carried one. */
+export function verifiedSessionOf(req: IncomingMessage): VerifiedSession | undefined {
+  return VERIFIED.get(req);
 }
 
 /**

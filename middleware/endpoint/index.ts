@@ -227,6 +227,20 @@ function buildParts(c: EndpointConfig): { parts: McpEndpointParts; auth: Auth; b
 }
 
 /**
+ * A legacy session's GET stream, which dispatch() serves, goes through the parts that read no body: audit,
+ * metrics, Origin/Host, authentication, the limiter (a request of the minute, no slot), redaction, dispatch.
+ */
+function withSessionStreams(all: Composed, parts: McpEndpointParts, logger: Logger): Composed {
+  const { audit: a, metrics: m, guardOrigin: o, auth: au, limits: l, redact: r, dispatch: d } = parts;
+  const stream = compose(
+    [a, m, o, au, l, r, d].filter((x): x is Middleware => x !== undefined),
+    { logger },
+  );
+  return (req, res, next) =>
+    (req.method === 'GET' && req.headers['mcp-session-id'] !== undefined ? stream : all)(req, res, next);
+}
+
+/**
  * The recommended stack as one middleware: audit, metrics, Origin/Host, method, authentication, limits,
  * batch rejection, parse, revision and header checks, redaction and dispatch, in that order, each configured
  * from its section of the options. It is also a request listener for bare `node:http`; `parts` holds each
@@ -269,7 +283,8 @@ export function mcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     parts.toolFilter,
     parts.dispatch ?? parts.backend,
   ].filter((m): m is Middleware => m !== undefined);
-  const composed = compose(chain, { logger: config.logger });
+  const all = compose(chain, { logger: config.logger });
+  const composed = parts.dispatch ? withSessionStreams(all, parts, config.logger) : all;
   const exposed = {
     ready: parts.auth?.ready ?? Promise.resolve(),
     async close(options?: { deadlineMs?: number }): Promise<void> {

@@ -2,7 +2,8 @@
  * dispatch() mounted alone answers an HTTP method it does not serve as every POST-only middleware does: 405,
  * `Allow: POST` and a JSON-RPC error without id, on bare node:http and in Express (5 and 4), never the host's
  * HTML 404. OPTIONS (a CORS preflight) goes on, to the CORS middleware after it. The official SDK v1 client,
- * connected to a dispatch-only app, takes the 405 as "no GET stream", reports no error and lists the tools.
+ * connected to a dispatch-only app, opens its session's GET stream (a legacy session's stream, see
+ * test/integration/legacy-notify.test.ts), reports no error and lists the tools.
  */
 import http, { type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import express from 'express';
@@ -137,7 +138,8 @@ describe.each(HOSTS)('the official SDK v1 client against dispatch() alone on %s'
       const get = await gets[0]!;
       await new Promise((resolve) => setImmediate(resolve));
       expect(errors).toEqual([]);
-      expect(get.status).toBe(405);
+      // The GET carries the session minted at initialize: its stream opens.
+      expect(get.status).toBe(200);
     } finally {
       await client.close();
     }
