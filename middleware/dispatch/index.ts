@@ -3,8 +3,9 @@
  * `dispatch()`: the last middleware. It routes each JSON-RPC request to a handler object's method (`tools/list` →
  * `handlers.tools.list(params, ctx)`), writes the answer (JSON, or a request-scoped SSE stream when the handler
  * sends notifications first), serves `subscriptions/listen` and multi-round-trip input. It parses and classifies
- * lazily, so it works alone or after the transport middlewares; mount `checkHeaders()` before it. Another HTTP
- * method gets 405 with `Allow: POST`; OPTIONS goes on.
+ * lazily, so it works alone or after the transport middlewares; mount `checkHeaders()` before it. A GET with a
+ * legacy session opens that session's stream (legacy-stream.ts); another HTTP method gets 405 with
+ * `Allow: POST`; OPTIONS goes on.
  *
  * @see docs/middleware/dispatch.md
  */
