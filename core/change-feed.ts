@@ -46,6 +46,45 @@ export function isCancellationRelay(v: unknown): v is CancellationRelay {
   );
 }
 
+/** Longest `Mcp-Session-Id` a subscription carries between replicas, in characters (a session's own bound). */
+export const MAX_RELAYED_SESSION_LENGTH = 1024;
+/** Longest URI a subscription carries between replicas, in characters (the listen streams' bound). */
+export const MAX_RELAYED_URI_LENGTH = 2048;
+
+/**
+ * A legacy session's `resources/subscribe` (or `unsubscribe`) passed from the replica that answered it to the
+ * others, so that the session's GET stream knows it wherever it is open: the session id, the principal key it
+ * was verified for, its expiry (ms since the epoch), the URI, and whether it is now subscribed.
+ */
+export interface SubscriptionMessage {
+  readonly session: string;
+  readonly principal: string;
+  readonly expiresAt: number;
+  readonly uri: string;
+  readonly subscribed: boolean;
+}
+
+/**
+ * How a relay also passes legacy sessions' subscriptions between replicas; `redisChangeFeed()` implements it on
+ * its channel, and `dispatch({ cancellation: { relay } })` uses it when the relay has it. Publishing never throws.
+ */
+export interface SubscriptionRelay {
+  /** Pass a subscription change to the other replicas (not to this one's listeners). */
+  publishSubscription(message: SubscriptionMessage): void;
+  /** Receive the other replicas' subscription changes; returns the function that stops receiving. */
+  onSubscription(listener: (message: SubscriptionMessage) => void): () => void;
+}
+
+/** True for something shaped like a {@link SubscriptionRelay}. */
+export function isSubscriptionRelay(v: unknown): v is SubscriptionRelay {
+  return (
+    v !== null &&
+    typeof v === 'object' &&
+    typeof (v as SubscriptionRelay).publishSubscription === 'function' &&
+    typeof (v as SubscriptionRelay).onSubscription === 'function'
+  );
+}
+
 /** Where a handler object keeps its change feed (a symbol: never routable). */
 export const CHANGES = Symbol.for('mcpware.changes');
 

@@ -28,8 +28,15 @@ import {
   type CancellationRelay,
   type ChangeEvent,
   ChangeFeed,
+  type SubscriptionMessage,
 } from '../../core/change-feed.js';
-import { type WireDropReason, decodeWire, encodeCancellation, encodeWire } from './wire.js';
+import {
+  type WireDropReason,
+  decodeWire,
+  encodeCancellation,
+  encodeSubscription,
+  encodeWire,
+} from './wire.js';
 
 const F = 'redisChangeFeed';
 /** A channel name: printable ASCII without spaces. */
@@ -186,6 +193,7 @@ class SharedFeed extends ChangeFeed implements RedisChangeFeed {
     cancellationsReceived: 0,
   };
   readonly #cancelListeners = new Set<(message: CancellationMessage) => void>();
+  readonly #subscriptionListeners = new Set<(message: SubscriptionMessage) => void>();
   #subscribed = false;
   #down = false;
   #closed = false;
@@ -242,6 +250,32 @@ class SharedFeed extends ChangeFeed implements RedisChangeFeed {
     this.#cancelListeners.add(entry);
     return () => {
       this.#cancelListeners.delete(entry);
+    };
+  }
+
+  /**
+   * Pass a legacy session's subscription change to the other replicas (dispatch()'s `cancellation.relay` does,
+   * so that the session's GET stream knows it wherever it is open).
+   */
+  publishSubscription(message: SubscriptionMessage): void {
+    if (this.#closed) return;
+    const encoded = encodeSubscription(this.#id, message);
+    if (!encoded.ok) return;
+    this.#send(
+      encoded.message,
+      () => {},
+      () => {},
+    );
+  }
+
+  /** Receive the other replicas' subscription changes; returns the function that stops receiving. */
+  onSubscription(listener: (message: SubscriptionMessage) => void): () => void {
+    if (typeof listener !== 'function')
+      throw new TypeError('redisChangeFeed.onSubscription(): listener must be a function');
+    const entry = (m: SubscriptionMessage): void => listener(m);
+    this.#subscriptionListeners.add(entry);
+    return () => {
+      this.#subscriptionListeners.delete(entry);
     };
   }
 
@@ -327,6 +361,7 @@ class SharedFeed extends ChangeFeed implements RedisChangeFeed {
     }
     if (decoded.from === this.#id) return; // this feed's own announcement, delivered when it was made
     if (decoded.cancellation !== undefined) return this.#cancelled(decoded.cancellation);
+    if (decoded.subscription !== undefined) return this.#relayedSubscription(decoded.subscription);
     this.#counts.received++;
     const e = decoded.event;
     if (e.type === 'listChanged') super.listChanged();
@@ -341,6 +376,17 @@ class SharedFeed extends ChangeFeed implements RedisChangeFeed {
         l(message);
       } catch (e) {
         log(this.#c.logger, 'error', `${F}: a cancellation listener threw`, { error: errorMeta(e) });
+      }
+    }
+  }
+
+  /** Another replica's subscription change, handed to this replica's dispatcher(s). */
+  #relayedSubscription(message: SubscriptionMessage): void {
+    for (const l of [...this.#subscriptionListeners]) {
+      try {
+        l(message);
+      } catch (e) {
+        log(this.#c.logger, 'error', `${F}: a subscription listener threw`, { error: errorMeta(e) });
       }
     }
   }

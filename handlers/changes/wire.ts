@@ -9,6 +9,11 @@
  * The same channel carries legacy cancellations between replicas (dispatch's `cancellation.relay`):
  *
  *   {"v":1,"from":"3f9c0a1b2c3d4e5f","type":"cancelled","principal":"[…]","session":null,"requestId":7}
+ *
+ * and legacy sessions' subscriptions (read by the session's GET stream on any replica):
+ *
+ *   {"v":1,"from":"3f9c…","type":"subscription","session":"s1.…","principal":"[…]","expiresAt":1767225600000,
+ *    "uri":"notes://today","subscribed":true}
  */
 import {
   type CancellationMessage,
@@ -16,6 +21,9 @@ import {
   MAX_CANCEL_PRINCIPAL_LENGTH,
   MAX_CANCEL_REQUEST_ID_LENGTH,
   MAX_CANCEL_SESSION_LENGTH,
+  MAX_RELAYED_SESSION_LENGTH,
+  MAX_RELAYED_URI_LENGTH,
+  type SubscriptionMessage,
 } from '../../core/change-feed.js';
 import { isJsonObject } from '../../lib/json.js';
 
@@ -32,8 +40,9 @@ const ORIGIN = /^[0-9a-f]{16,64}$/;
 export type WireDropReason = 'too_large' | 'not_json' | 'unknown_version' | 'bad_shape';
 
 export type WireDecoded =
-  | { ok: true; from: string; event: ChangeEvent; cancellation?: undefined }
-  | { ok: true; from: string; cancellation: CancellationMessage; event?: undefined }
+  | { ok: true; from: string; event: ChangeEvent; cancellation?: undefined; subscription?: undefined }
+  | { ok: true; from: string; cancellation: CancellationMessage; event?: undefined; subscription?: undefined }
+  | { ok: true; from: string; subscription: SubscriptionMessage; event?: undefined; cancellation?: undefined }
   | { ok: false; reason: WireDropReason };
 
 export type WireEncoded = { ok: true; message: string } | { ok: false; reason: 'too_large' };
@@ -74,6 +83,57 @@ export function encodeCancellation(from: string, c: CancellationMessage): WireEn
   return { ok: true, message };
 }
 
+/** Whether `m` is a subscription this code writes and reads: every part present and within its bound. */
+export function isWireSubscription(m: SubscriptionMessage): boolean {
+  const { session, principal, expiresAt, uri, subscribed } = m;
+  return (
+    typeof session === 'string' &&
+    session !== '' &&
+    session.length <= MAX_RELAYED_SESSION_LENGTH &&
+    typeof principal === 'string' &&
+    principal !== '' &&
+    principal.length <= MAX_CANCEL_PRINCIPAL_LENGTH &&
+    typeof expiresAt === 'number' &&
+    Number.isSafeInteger(expiresAt) &&
+    typeof uri === 'string' &&
+    uri !== '' &&
+    uri.length <= MAX_RELAYED_URI_LENGTH &&
+    typeof subscribed === 'boolean'
+  );
+}
+
+/** The message passing subscription `m` from the feed `from`, unless a part is out of bounds. */
+export function encodeSubscription(from: string, m: SubscriptionMessage): WireEncoded {
+  if (!isWireSubscription(m)) return { ok: false, reason: 'too_large' };
+  const { session, principal, expiresAt, uri, subscribed } = m;
+  const message = JSON.stringify({
+    v: WIRE_VERSION,
+    from,
+    type: 'subscription',
+    session,
+    principal,
+    expiresAt,
+    uri,
+    subscribed,
+  });
+  if (Buffer.byteLength(message, 'utf8') > MAX_WIRE_BYTES) return { ok: false, reason: 'too_large' };
+  return { ok: true, message };
+}
+
+/** The subscription in a decoded object of type `subscription`, if it is exactly one. */
+function subscriptionOf(o: Record<string, unknown>): SubscriptionMessage | undefined {
+  if (Object.keys(o).length !== 8) return undefined;
+  const get = (k: string): unknown => (Object.hasOwn(o, k) ? o[k] : undefined);
+  const m = {
+    session: get('session'),
+    principal: get('principal'),
+    expiresAt: get('expiresAt'),
+    uri: get('uri'),
+    subscribed: get('subscribed'),
+  } as SubscriptionMessage;
+  return isWireSubscription(m) ? m : undefined;
+}
+
 /** The announcement a message carries, or why it is dropped. Never throws. */
 export function decodeWire(message: unknown): WireDecoded {
   if (typeof message !== 'string') return { ok: false, reason: 'bad_shape' };
@@ -108,6 +168,10 @@ export function decodeWire(message: unknown): WireDecoded {
       requestId: Object.hasOwn(o, 'requestId') ? o.requestId : undefined,
     } as CancellationMessage;
     if (isWireCancellation(c)) return { ok: true, from, cancellation: c };
+  }
+  if (Object.hasOwn(o, 'type') && o.type === 'subscription') {
+    const subscription = subscriptionOf(o);
+    if (subscription !== undefined) return { ok: true, from, subscription };
   }
   return { ok: false, reason: 'bad_shape' };
 }

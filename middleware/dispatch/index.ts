@@ -148,6 +148,7 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
   const close = async (deadlineMs: number): Promise<void> => {
     await Promise.all([listen.closeAll(), drain.drain(deadlineMs)]);
     cancels.close();
+    streams.close();
     // What the calls left behind: nothing is waiting on these answers any more.
     inputs.failAll();
   };

@@ -4,7 +4,8 @@
  * objects' change feeds: `notifications/{tools,prompts,resources}/list_changed` (what the server's
  * capabilities declare `listChanged` for) and `notifications/resources/updated` for the URIs the session
  * subscribed to with `resources/subscribe`. Any replica can serve it: the feeds are every replica's, and the
- * session's subscriptions are recorded in process (and passed between replicas by the relay, when there is one).
+ * session's subscriptions are recorded in process and passed to the other replicas by `cancellation.relay` when it
+ * is also a subscription relay (`redisChangeFeed()` is).
  * No event ids: `Last-Event-ID` replays nothing.
  *
  * Bounded: a stream counts against the listen streams' caps (`streams.maxListenStreams`,
@@ -22,10 +23,13 @@ import type { McpRequest } from '../../lib/request.js';
 import { principalKey } from '../../lib/principal.js';
 import { isModernClaim } from '../../lib/revisions.js';
 import { hasCapability } from '../../lib/routing.js';
+import { isSubscriptionRelay } from '../../core/change-feed.js';
+import { errorMeta, log } from '../../core/log.js';
 import { refuseMethod } from '../../core/post-only.js';
 import { localsOf, sendRefusal } from '../../core/respond.js';
 import { type ListenRouter, MAX_SUBSCRIPTION_URI_LENGTH, honouredOf, subscribe } from './listen.js';
 import { DISPATCH, type DispatchConfig } from './options.js';
+import type { RpcError } from './rpc-errors.js';
 import { Reply } from './reply.js';
 import { type SessionCodec, verifiedSessionOf } from './session.js';
 
@@ -144,7 +148,12 @@ export interface LegacyStreams {
   unsubscribe(req: IncomingMessage, uri: string): void;
   /** Sessions holding subscriptions. */
   readonly subscribedSessions: number;
+  /** Stop receiving the relay's subscriptions. */
+  close(): void;
 }
+
+/** The notifications of a legacy stream carry no subscription id. */
+const untagged = (p: JsonObject = {}): JsonObject => p;
 
 /** What a GET reads as: no body, its headers mirrored, method ''. */
 function getRequest(req: IncomingMessage): McpRequest {
@@ -155,6 +164,79 @@ function getRequest(req: IncomingMessage): McpRequest {
     bytes: 0,
     message: { kind: 'notification', method: '' } as McpRequest['message'],
   };
+}
+
+/** What a session's stream is served with. */
+interface StreamEnv {
+  readonly config: DispatchConfig;
+  readonly sessions: SessionCodec;
+  readonly listen: ListenRouter;
+  readonly subs: SessionSubscriptions;
+  /** The list_changed notifications every stream carries. */
+  readonly honoured: JsonObject;
+  /** Whether resource updates are delivered (a resources feed, `resources.subscribe` declared). */
+  readonly updates: boolean;
+}
+
+/** The capacity refusal of a stream (429 for the caller's cap, 503 otherwise), without id. */
+function refuseCapacity(req: IncomingMessage, res: ServerResponse, held: RpcError): void {
+  const perCaller = held.status === 429;
+  const r = refusal(perCaller ? 'rate_limited' : 'unavailable');
+  const { code, message, data, status } = held;
+  sendRefusal(req, res, { ...r, code, message, data, status }, DISPATCH, {
+    id: undefined,
+    detail: perCaller ? 'listen_streams_per_principal' : 'listen_streams',
+  });
+}
+
+/** Answer a GET carrying a session: the stream, or why not. */
+function serveStream(env: StreamEnv, req: IncomingMessage, res: ServerResponse): void {
+  const { config, sessions, listen, subs, honoured, updates } = env;
+  const h = req.headers['mcp-protocol-version'];
+  const version = Array.isArray(h) ? h.join(', ') : h;
+  // A modern client has no GET stream; nor has a server that speaks no legacy revision.
+  if (config.legacyVersions.length === 0 || (version !== undefined && isModernClaim(version)))
+    return refuseMethod(req, res, DISPATCH);
+  if (!sessions.admitStream(req, res)) return;
+  const session = verifiedSessionOf(req)!;
+  const mcp = getRequest(req);
+  const reply = new Reply(config, req, res, mcp, 'legacy');
+  if (!reply.canStream()) return refuseMethod(req, res, DISPATCH);
+  const caller = principalKey(localsOf(req).principal);
+  let release: (() => void) | undefined;
+  let unsubscribe: (() => void)[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  const stop = (): void => {
+    if (timer !== undefined) clearTimeout(timer);
+    for (const u of unsubscribe) u();
+    unsubscribe = [];
+    release?.();
+    release = undefined;
+  };
+  const end = async (): Promise<void> => {
+    stop();
+    if (!res.writableEnded && !res.destroyed) res.end();
+  };
+  const held = listen.hold(caller, end);
+  if (typeof held !== 'function') return refuseCapacity(req, res, held);
+  release = held;
+  const locals = localsOf(req);
+  locals.response = { resultType: 'stream' };
+  // An open stream is waiting, not work: nothing is charged to the caller's budget for its lifetime.
+  locals.chargedMs ??= 0;
+  reply.openStream();
+  const watched = updates ? (uri: string) => subs.has(session.id, uri) : undefined;
+  unsubscribe = subscribe(reply, config.feeds, config.logger, honoured, watched, untagged);
+  // The stream ends with its session: the client initializes again and opens a new one.
+  const expire = (): void => {
+    const left = session.expiresAt - Date.now();
+    if (left <= 0) return void end();
+    timer = setTimeout(expire, Math.min(left, MAX_TIMER_MS));
+    timer.unref?.();
+  };
+  expire();
+  res.once('close', stop);
+  if (res.destroyed) stop();
 }
 
 export function createLegacyStreams(
@@ -171,67 +253,36 @@ export function createLegacyStreams(
     capabilities,
   );
   const updates = feeds.resources !== undefined && hasCapability(capabilities, 'resources.subscribe');
-  const untagged = (p: JsonObject = {}): JsonObject => p;
-
-  const serve = (req: IncomingMessage, res: ServerResponse): void => {
-    const h = req.headers['mcp-protocol-version'];
-    const version = Array.isArray(h) ? h.join(', ') : h;
-    // A modern client has no GET stream; nor has a server that speaks no legacy revision.
-    if (config.legacyVersions.length === 0 || (version !== undefined && isModernClaim(version)))
-      return refuseMethod(req, res, DISPATCH);
-    if (!sessions.admitStream(req, res)) return;
-    const session = verifiedSessionOf(req)!;
-    const mcp = getRequest(req);
-    const reply = new Reply(config, req, res, mcp, 'legacy');
-    if (!reply.canStream()) return refuseMethod(req, res, DISPATCH);
-    const caller = principalKey(localsOf(req).principal);
-    let release: (() => void) | undefined;
-    let unsubscribe: (() => void)[] = [];
-    let timer: NodeJS.Timeout | undefined;
-    const stop = (): void => {
-      if (timer !== undefined) clearTimeout(timer);
-      for (const u of unsubscribe) u();
-      unsubscribe = [];
-      release?.();
-      release = undefined;
-    };
-    const end = async (): Promise<void> => {
-      stop();
-      if (!res.writableEnded && !res.destroyed) res.end();
-    };
-    const held = listen.hold(caller, end);
-    if (typeof held !== 'function') {
-      const r = held.status === 429 ? refusal('rate_limited') : refusal('unavailable');
-      return sendRefusal(
-        req,
-        res,
-        { ...r, code: held.code, message: held.message, data: held.data, status: held.status },
-        DISPATCH,
-        {
-          id: undefined,
-          detail: held.status === 429 ? 'listen_streams_per_principal' : 'listen_streams',
-        },
-      );
+  // The other replicas' subscriptions, when the cancellation relay passes them too (redisChangeFeed() does).
+  const relay = isSubscriptionRelay(config.cancelRelay) ? config.cancelRelay : undefined;
+  const stopRelay = relay?.onSubscription((m) => {
+    try {
+      if (!updates) return;
+      if (m.subscribed) subs.add(m.session, m.principal, m.expiresAt, m.uri);
+      else subs.remove(m.session, m.uri);
+    } catch {
+      // Over a bound here: the replica that answered the subscribe holds it.
     }
-    release = held;
-    const locals = localsOf(req);
-    locals.response = { resultType: 'stream' };
-    // An open stream is waiting, not work: nothing is charged to the caller's budget for its lifetime.
-    locals.chargedMs ??= 0;
-    reply.openStream();
-    const watched = updates ? (uri: string) => subs.has(session.id, uri) : undefined;
-    unsubscribe = subscribe(reply, feeds, logger, honoured, watched, untagged);
-    // The stream ends with its session: the client initializes again and opens a new one.
-    const expire = (): void => {
-      const left = session.expiresAt - Date.now();
-      if (left <= 0) return void end();
-      timer = setTimeout(expire, Math.min(left, MAX_TIMER_MS));
-      timer.unref?.();
-    };
-    expire();
-    res.once('close', stop);
-    if (res.destroyed) stop();
+  });
+  const publish = (req: IncomingMessage, uri: string, subscribed: boolean): void => {
+    const session = verifiedSessionOf(req);
+    if (relay === undefined || session === undefined) return;
+    const principal = principalKey(localsOf(req).principal);
+    try {
+      relay.publishSubscription({
+        session: session.id,
+        principal,
+        expiresAt: session.expiresAt,
+        uri,
+        subscribed,
+      });
+    } catch (err) {
+      log(logger, 'error', 'dispatch: the subscription relay threw', { error: errorMeta(err) });
+    }
   };
+
+  const env: StreamEnv = { config, sessions, listen, subs, honoured, updates };
+  const serve = (req: IncomingMessage, res: ServerResponse): void => serveStream(env, req, res);
 
   return {
     serve,
@@ -245,10 +296,16 @@ export function createLegacyStreams(
         throw new McpError(r.code, r.message, r.data);
       }
       subs.add(session.id, principalKey(localsOf(req).principal), session.expiresAt, uri);
+      publish(req, uri, true);
     },
     unsubscribe(req, uri) {
       const session = verifiedSessionOf(req);
-      if (session !== undefined) subs.remove(session.id, uri);
+      if (session === undefined || !updates) return;
+      subs.remove(session.id, uri);
+      publish(req, uri, false);
+    },
+    close() {
+      stopRelay?.();
     },
     get subscribedSessions() {
       return subs.size;
