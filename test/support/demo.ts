@@ -35,7 +35,7 @@ export async function startDemo(env: Env = {}): Promise<RunningDemo> {
   const server = http.createServer((req, res) => {
     const isMcp = req.url?.startsWith('/mcp') === true; // Express rewrites req.url inside the mount
     res.on('finish', () => {
-      // Only POSTs carry MCP messages (a legacy client's GET stream and DELETE get 405).
+      // Only POSTs carry MCP messages to count (a legacy session's GET stream carries the server's, and DELETE none).
       if (isMcp && req.method === 'POST') eras.push(req.locals?.mcp?.era ?? 'none');
     });
     demo.app(req, res);
