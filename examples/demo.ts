@@ -469,7 +469,11 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
     registry,
     logger,
   });
-  closers.push(() => endpoint.close());
+  closers.push(async () => {
+    await endpoint.close();
+    // The streams close() ended finish on a later turn: their audit records are written before the log ends.
+    await new Promise((resolve) => setImmediate(resolve));
+  });
   const health = storeHealth({
     redis,
     feedConnected: terminal.feedConnected,
