@@ -1,6 +1,7 @@
 /**
  * `proxy()`: mcpware's stack in front of any MCP server over HTTP (Streamable HTTP, both eras, in any language).
- * The terminal middleware: every MCP request that reaches it is forwarded to the upstream with `fetch()`, and the
+ * The terminal middleware: every MCP request that reaches it is forwarded to the upstream over `node:http` (a
+ * keep-alive agent of its own) or the caller's `fetch`, and the
  * answer relayed through the stack (redaction per JSON body and per SSE event, the tool filter's views, the real
  * outcome for audit and metrics). The forwarding itself is the engine's (`core/forward.ts`, shared with `sdk()`);
  * this folder is the adapter: the upstream's URL, its own credentials, and the connection's failures.
@@ -19,7 +20,7 @@ import {
 import { knownKeys, optionsObject } from '../../core/options.js';
 import type { Middleware } from '../../core/types.js';
 import { PROXY_OWN_OPTION_NAMES, type ProxyFetch, checkProxyOptions } from './options.js';
-import { fetchSend } from './send.js';
+import { proxyTransport } from './send.js';
 
 export type { ProxyFetch } from './options.js';
 
@@ -32,13 +33,24 @@ export interface ProxyOptions extends ForwardOptions {
    * tenant header. Not hop-by-hop headers, `Host`, `Content-Length`, `Content-Type`, `Accept` or MCP headers.
    */
   headers?: Readonly<Record<string, string>>;
-  /** The `fetch` used to reach the upstream (a custom dispatcher or agent). Default: the global `fetch`. */
+  /**
+   * The most connections to the upstream at once, kept alive between requests; more requests wait for one.
+   * Default 64. Not used with `fetch`.
+   */
+  maxSockets?: number;
+  /**
+   * A `fetch` used to reach the upstream instead of the built-in `node:http` / `node:https` transport (a custom
+   * undici dispatcher, TLS settings, a test). Default: none.
+   */
   fetch?: ProxyFetch;
 }
 
 /** The middleware {@link proxy} returns, with the engine's shutdown. */
 export type ProxyMiddleware = Middleware & {
-  /** Aborts every exchange in flight (the upstream sees each request cancelled); resolves when they have ended. */
+  /**
+   * Aborts every exchange in flight (the upstream sees each request cancelled); resolves when they have ended,
+   * with the connections to the upstream closed.
+   */
   close(): Promise<void>;
 };
 
@@ -68,10 +80,16 @@ export function proxy(options: ProxyOptions): ProxyMiddleware {
   const own = checkProxyOptions(o);
   const shared: Record<string, unknown> = {};
   for (const name of FORWARD_OPTION_NAMES) if (Object.hasOwn(o, name)) shared[name] = o[name];
-  const forwarder = createForwarder('proxy', fetchSend(own), resolveForwardOptions('proxy', shared));
+  const resolved = resolveForwardOptions('proxy', shared);
+  const transport = proxyTransport(own);
+  const forwarder = createForwarder('proxy', transport.send, resolved);
   const handle = forwarder.handle;
   const middleware: Middleware = function mcpProxy(req, res, next) {
     handle(req, res, next);
   };
-  return Object.assign(middleware, { close: () => forwarder.close() });
+  const close = async (): Promise<void> => {
+    await forwarder.close();
+    transport.close();
+  };
+  return Object.assign(middleware, { close });
 }

@@ -1,13 +1,20 @@
 /**
- * `proxy()`'s own options (`url`, `headers`, `fetch`), checked at construction with the options kit. The options it
+ * `proxy()`'s own options (`url`, `headers`, `maxSockets`, `fetch`), checked at construction with the options kit. The options it
  * shares with `sdk()` (`timeoutMs`, `pageSize`, `maxAnswerBytes`, …) are the engine's, checked by
  * `resolveForwardOptions()`.
  */
 import { isJsonObject } from '../../lib/json.js';
-import { OPTION_ERRORS, badOption, fnOption, missingOption, optionError } from '../../core/options.js';
+import {
+  OPTION_ERRORS,
+  badOption,
+  fnOption,
+  intOption,
+  missingOption,
+  optionError,
+} from '../../core/options.js';
 import { FORWARDED_HEADERS, PARAM_PREFIX } from '../../core/forward-request.js';
 
-/** A `fetch`-compatible function: the global one by default, or one of the caller's (a custom agent, a test). */
+/** A `fetch`-compatible function of the caller's (a custom agent, a test), used instead of `node:http`. */
 export type ProxyFetch = (input: string, init: RequestInit) => Promise<Response>;
 
 /** What {@link checkProxyOptions} resolves. */
@@ -16,11 +23,22 @@ export interface ResolvedProxyOwnOptions {
   readonly url: string;
   /** The configured headers, names in lower case, in the order given. */
   readonly headers: ReadonlyArray<readonly [string, string]>;
-  readonly fetch: ProxyFetch;
+  /** The most connections to the upstream at once (the default transport's agent). */
+  readonly maxSockets: number;
+  /** The caller's `fetch`, when given: used instead of the default transport. */
+  readonly fetch: ProxyFetch | undefined;
 }
 
+/** The default of `maxSockets`. */
+export const DEFAULT_MAX_SOCKETS = 64;
+
 /** `proxy()`'s own option names, next to the engine's `FORWARD_OPTION_NAMES`. */
-export const PROXY_OWN_OPTION_NAMES: readonly string[] = Object.freeze(['url', 'headers', 'fetch']);
+export const PROXY_OWN_OPTION_NAMES: readonly string[] = Object.freeze([
+  'url',
+  'headers',
+  'maxSockets',
+  'fetch',
+]);
 
 /**
  * Header names `headers` may not set: the hop-by-hop headers (RFC 9110 §7.6.1), the framing and the target
@@ -95,11 +113,11 @@ function checkHeaders(value: unknown): Array<[string, string]> {
   return out;
 }
 
-/** Checks `url`, `headers` and `fetch`; throws the kit's TypeError for the first mistake. */
+/** Checks `url`, `headers`, `maxSockets` and `fetch`; throws the kit's TypeError for the first mistake. */
 export function checkProxyOptions(o: Record<string, unknown>): ResolvedProxyOwnOptions {
   const url = checkUrl(o.url);
   const headers = checkHeaders(o.headers);
-  const custom = fnOption<ProxyFetch>('proxy', 'fetch', o.fetch);
-  const fetchFn: ProxyFetch = custom ?? ((input, init) => globalThis.fetch(input, init));
-  return { url, headers, fetch: fetchFn };
+  const maxSockets = intOption('proxy', 'maxSockets', o.maxSockets, DEFAULT_MAX_SOCKETS, 1, 65_536);
+  const fetch = fnOption<ProxyFetch>('proxy', 'fetch', o.fetch);
+  return { url, headers, maxSockets, fetch };
 }

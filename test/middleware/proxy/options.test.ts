@@ -75,6 +75,16 @@ test("fetch must be a function; the engine's options are checked too", () => {
   expect(refusal({ url: URL_OK, body: { limitt: 1 } }).message).toContain('did you mean "limit"');
 });
 
+test('maxSockets: an integer from 1 to 65536', () => {
+  for (const maxSockets of [0, -1, 1.5, '8', 65_537, Infinity]) {
+    const e = refusal({ url: URL_OK, maxSockets });
+    expect(e.code).toBe('ERR_MCPWARE_INVALID_OPTION');
+    expect(e.message).toMatch(/^proxy: option "maxSockets"/);
+  }
+  expect(refusal({ url: URL_OK, maxSocket: 4 }).message).toContain('did you mean "maxSockets"');
+  expect(() => proxy({ url: URL_OK, maxSockets: 1 })).not.toThrow();
+});
+
 test('a valid configuration builds a middleware with close()', async () => {
   const mw = proxy({ url: URL_OK, headers: { Authorization: 'Bearer t' }, timeoutMs: 1000, pageSize: 10 });
   expect(typeof mw).toBe('function');

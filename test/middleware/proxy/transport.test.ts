@@ -1,0 +1,126 @@
+/**
+ * proxy()'s default transport (node:http with a keep-alive agent of its own) over HTTP, behind the real stack: the
+ * connections it keeps to the upstream, its `maxSockets` bound, a hung upstream's socket released at the timeout,
+ * and close() ending the connections. The upstream is a real node:http server on loopback that counts them.
+ */
+import http from 'node:http';
+import type { Socket } from 'node:net';
+import { listenLoopback } from '../../support/observe-harness';
+import { type UpstreamProcess, startUpstream } from '../../support/upstream-server';
+import { type Stack, rawModernCall, startStack, until } from './stack';
+
+/** A JSON-RPC upstream: `tools/call` of `hang` never answers, anything else answers a text result. */
+interface CountingUpstream {
+  url: string;
+  /** Connections ever opened, and those open now. */
+  opened: number;
+  open: Set<Socket>;
+  close(): Promise<void>;
+}
+
+async function countingUpstream(): Promise<CountingUpstream> {
+  const open = new Set<Socket>();
+  const up = { opened: 0, open } as CountingUpstream;
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        id: number | string;
+        params?: { name?: string };
+      };
+      if (message.params?.name === 'hang') return;
+      const text = JSON.stringify({
+        jsonrpc: '2.0',
+        id: message.id,
+        result: { content: [{ type: 'text', text: 'ok' }] },
+      });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+    });
+  });
+  server.on('connection', (socket: Socket) => {
+    up.opened++;
+    open.add(socket);
+    socket.on('close', () => open.delete(socket));
+  });
+  up.url = `http://127.0.0.1:${await listenLoopback(server)}/mcp`;
+  up.close = async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  };
+  return up;
+}
+
+let upstream: CountingUpstream;
+const stacks: Stack[] = [];
+beforeEach(async () => {
+  upstream = await countingUpstream();
+});
+afterEach(async () => {
+  await Promise.all(stacks.splice(0).map((s) => s.close()));
+  await upstream.close();
+});
+
+async function stackFor(opts: Parameters<typeof startStack>[1] = {}): Promise<Stack> {
+  const s = await startStack(upstream.url, opts);
+  stacks.push(s);
+  return s;
+}
+
+test('requests one after another share one kept-alive connection to the upstream', async () => {
+  const stack = await stackFor();
+  for (let i = 0; i < 5; i++)
+    expect((await rawModernCall(stack.url, 'card', undefined, `k-${i}`)).status).toBe(200);
+  expect(upstream.opened).toBe(1);
+});
+
+test('maxSockets bounds the connections: concurrent requests wait for the one socket and all are answered', async () => {
+  const stack = await stackFor({ proxy: { maxSockets: 1 } });
+  const answers = await Promise.all(
+    Array.from({ length: 6 }, (_, i) => rawModernCall(stack.url, 'card', undefined, `m-${i}`)),
+  );
+  expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
+  expect(upstream.opened).toBe(1);
+});
+
+test('a hung upstream is answered 504 at timeoutMs and its socket released: with maxSockets 1 the next call passes', async () => {
+  const stack = await stackFor({ proxy: { maxSockets: 1, timeoutMs: 200 } });
+  const hung = await rawModernCall(stack.url, 'hang', undefined, 'h-1');
+  expect(hung.status).toBe(504);
+  expect(await hung.json()).toMatchObject({ id: 'h-1', error: { code: -32603 } });
+  expect((await rawModernCall(stack.url, 'card', undefined, 'h-2')).status).toBe(200);
+  expect(upstream.opened).toBe(2); // the hung request's socket was destroyed, not reused
+});
+
+test('close() ends the connections to the upstream', async () => {
+  const stack = await stackFor();
+  expect((await rawModernCall(stack.url, 'card')).status).toBe(200);
+  expect(upstream.open.size).toBe(1);
+  await stack.proxy.close();
+  await until(() => upstream.open.size === 0);
+});
+
+describe('against the SDK upstream in another process', () => {
+  let sdk: UpstreamProcess;
+  beforeAll(async () => {
+    sdk = await startUpstream();
+  });
+  afterAll(() => sdk.stop());
+
+  test("an https URL's unreachable port is upstream_unreachable", async () => {
+    const s = await startStack('https://127.0.0.1:9/mcp');
+    stacks.push(s);
+    const res = await rawModernCall(s.url, 'card', undefined, 'u-1');
+    expect(res.status).toBe(502);
+    await until(() => s.audit.some((r) => r.target === 'card'));
+    expect(s.audit.find((r) => r.target === 'card')).toMatchObject({ reason: 'upstream_unreachable' });
+  });
+
+  test('the SDK upstream answers through the node:http transport, SSE and JSON alike', async () => {
+    const s = await startStack(sdk.url, { proxy: { maxSockets: 2 } });
+    stacks.push(s);
+    for (const tool of ['card', 'notify', 'fail'])
+      expect((await rawModernCall(s.url, tool)).status).toBe(200);
+  });
+});
