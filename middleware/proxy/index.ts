@@ -35,7 +35,8 @@ export interface ProxyOptions extends ForwardOptions {
   headers?: Readonly<Record<string, string>>;
   /**
    * The most connections to the upstream at once, kept alive between requests; more requests wait for one.
-   * Default 64. Not used with `fetch`.
+   * A stream (`subscriptions/listen`, a GET stream) gets a connection of its own, outside this bound. Default 64.
+   * Not used with `fetch`.
    */
   maxSockets?: number;
   /**

@@ -105,6 +105,13 @@ function toResponse(res: IncomingMessage, origin: string): Response {
   }
 }
 
+/** A request whose answer is a stream that lasts: a GET stream, or `subscriptions/listen`. */
+function isStream(request: ForwardRequest): boolean {
+  if (request.method === 'GET') return true;
+  const message = request.parsedBody as { method?: unknown } | undefined;
+  return message?.method === 'subscriptions/listen';
+}
+
 /** The request's headers as a flat list: the engine's, minus the client's credentials, plus the configured ones. */
 function outgoingHeaders(
   request: ForwardRequest,
@@ -135,6 +142,10 @@ export function nodeTransport(options: ResolvedProxyOwnOptions): ProxyTransport 
   // when shorter, is honoured by the agent): the server rarely closes a socket a request is being written to.
   const agentOptions = { keepAlive: true, maxSockets, timeout: IDLE_SOCKET_MS };
   const agent = secure ? new HttpsAgent(agentOptions) : new HttpAgent(agentOptions);
+  // Streams (a GET stream, `subscriptions/listen`) hold their connection for as long as they last: they get one of
+  // their own, outside `maxSockets`, so open streams never starve the exchanges (the limiter bounds them).
+  const streamOptions = { keepAlive: false };
+  const streamAgent = secure ? new HttpsAgent(streamOptions) : new HttpAgent(streamOptions);
   const doRequest = secure ? httpsRequest : httpRequest;
   const hostname = target.hostname.startsWith('[') ? target.hostname.slice(1, -1) : target.hostname;
   const port = target.port === '' ? (secure ? 443 : 80) : Number(target.port);
@@ -151,7 +162,7 @@ export function nodeTransport(options: ResolvedProxyOwnOptions): ProxyTransport 
         method: request.method,
         // A flat list: node:http writes it as given (the Host and Content-Length are in it).
         headers: headers as unknown as OutgoingHttpHeaders,
-        agent,
+        agent: isStream(request) ? streamAgent : agent,
         signal: request.signal,
       });
       req.on('response', (res) => {
@@ -177,7 +188,10 @@ export function nodeTransport(options: ResolvedProxyOwnOptions): ProxyTransport 
 
   return {
     send,
-    close: () => agent.destroy(),
+    close: () => {
+      agent.destroy();
+      streamAgent.destroy();
+    },
   };
 }
 

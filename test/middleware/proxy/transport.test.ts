@@ -6,8 +6,9 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import { listenLoopback } from '../../support/observe-harness';
+import { envelope, modernHeaders, openStream } from '../../support/streaming';
 import { type UpstreamProcess, startUpstream } from '../../support/upstream-server';
-import { type Stack, rawModernCall, startStack, until } from './stack';
+import { AUTH, type Stack, rawModernCall, startStack, until } from './stack';
 
 /** A JSON-RPC upstream: `tools/call` of `hang` never answers, anything else answers a text result. */
 interface CountingUpstream {
@@ -115,6 +116,21 @@ describe('against the SDK upstream in another process', () => {
     expect(res.status).toBe(502);
     await until(() => s.audit.some((r) => r.target === 'card'));
     expect(s.audit.find((r) => r.target === 'card')).toMatchObject({ reason: 'upstream_unreachable' });
+  });
+
+  test('an open subscriptions/listen stream holds no socket of maxSockets: with 1, a call still passes', async () => {
+    const s = await startStack(sdk.url, { proxy: { maxSockets: 1, timeoutMs: 2000 } });
+    stacks.push(s);
+    const message = {
+      jsonrpc: '2.0',
+      id: 'sub-1',
+      method: 'subscriptions/listen',
+      params: { notifications: { toolsListChanged: true }, _meta: envelope() },
+    };
+    const st = await openStream(s.url, message, { ...modernHeaders('subscriptions/listen'), ...AUTH });
+    expect(await st.next()).toMatchObject({ method: 'notifications/subscriptions/acknowledged' });
+    expect((await rawModernCall(s.url, 'card', undefined, 's-2')).status).toBe(200);
+    st.close();
   });
 
   test('the SDK upstream answers through the node:http transport, SSE and JSON alike', async () => {
