@@ -63,6 +63,9 @@ export function mediaType(response: Response): string {
   return (semi < 0 ? ct : ct.slice(0, semi)).trim().toLowerCase();
 }
 
+/** Decodes a whole answer (never streaming, so it holds no state between answers); invalid UTF-8 throws. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 /** Cancel a body nobody will read (its errors are of no interest). */
 export function discard(response: Response): void {
   if (response.body !== null && !response.bodyUsed) response.body.cancel().catch(() => undefined);
@@ -96,7 +99,7 @@ export async function readJsonBody(response: Response, max: number, signal: Abor
   }
   if (signal.aborted) throw signal.reason;
   try {
-    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks)));
+    return JSON.parse(UTF8.decode(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
   } catch (err) {
     throw new UpstreamError('upstream_invalid', 'the answer is not JSON', { cause: err });
   }

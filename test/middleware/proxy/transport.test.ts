@@ -10,7 +10,10 @@ import { envelope, modernHeaders, openStream } from '../../support/streaming';
 import { type UpstreamProcess, startUpstream } from '../../support/upstream-server';
 import { AUTH, type Stack, rawModernCall, startStack, until } from './stack';
 
-/** A JSON-RPC upstream: `tools/call` of `hang` never answers, anything else answers a text result. */
+/**
+ * A JSON-RPC upstream: `tools/call` of `hang` never answers, `fail` answers JSON that is not UTF-8, anything else
+ * answers a text result.
+ */
 interface CountingUpstream {
   url: string;
   /** Connections ever opened, and those open now. */
@@ -31,12 +34,16 @@ async function countingUpstream(): Promise<CountingUpstream> {
         params?: { name?: string };
       };
       if (message.params?.name === 'hang') return;
-      const text = JSON.stringify({
-        jsonrpc: '2.0',
-        id: message.id,
-        result: { content: [{ type: 'text', text: 'ok' }] },
-      });
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+      const text = Buffer.from(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: message.id,
+          result: { content: [{ type: 'text', text: 'ok' }] },
+        }),
+      );
+      // `fail` answers bytes that are not UTF-8 inside the JSON text.
+      if (message.params?.name === 'fail') text[text.indexOf('ok')] = 0xff;
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': text.byteLength });
       res.end(text);
     });
   });
@@ -92,6 +99,15 @@ test('a hung upstream is answered 504 at timeoutMs and its socket released: with
   expect(await hung.json()).toMatchObject({ id: 'h-1', error: { code: -32603 } });
   expect((await rawModernCall(stack.url, 'card', undefined, 'h-2')).status).toBe(200);
   expect(upstream.opened).toBe(2); // the hung request's socket was destroyed, not reused
+});
+
+test('an answer that is not UTF-8 is upstream_invalid; the next answer is read as usual', async () => {
+  const stack = await stackFor();
+  expect((await rawModernCall(stack.url, 'fail', undefined, 'f-1')).status).toBe(502);
+  const ok = await rawModernCall(stack.url, 'card', undefined, 'f-2');
+  expect(await ok.json()).toMatchObject({ id: 'f-2', result: { content: [{ text: 'ok' }] } });
+  await until(() => stack.audit.some((r) => r.target === 'fail'));
+  expect(stack.audit.find((r) => r.target === 'fail')).toMatchObject({ reason: 'upstream_invalid' });
 });
 
 test('close() ends the connections to the upstream', async () => {
