@@ -3,7 +3,12 @@
  * connections it keeps to the upstream, its `maxSockets` bound, a hung upstream's socket released at the timeout,
  * and close() ending the connections. The upstream is a real node:http server on loopback that counts them.
  */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
+import os from 'node:os';
+import path from 'node:path';
 import type { Socket } from 'node:net';
 import { listenLoopback } from '../../support/observe-harness';
 import { envelope, modernHeaders, openStream } from '../../support/streaming';
@@ -116,6 +121,54 @@ test('close() ends the connections to the upstream', async () => {
   expect(upstream.open.size).toBe(1);
   await stack.proxy.close();
   await until(() => upstream.open.size === 0);
+});
+
+test('an https upstream with a certificate nobody issued is refused: upstream_unreachable, never called', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proxy-tls-'));
+  const key = path.join(dir, 'key.pem');
+  const cert = path.join(dir, 'cert.pem');
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
+  let called = 0;
+  const server = https.createServer(
+    { key: fs.readFileSync(key), cert: fs.readFileSync(cert) },
+    (_req, res) => {
+      called++;
+      res.writeHead(500).end();
+    },
+  );
+  const port = await listenLoopback(server as unknown as http.Server);
+  try {
+    const s = await startStack(`https://127.0.0.1:${port}/mcp`);
+    stacks.push(s);
+    expect((await rawModernCall(s.url, 'card', undefined, 't-1')).status).toBe(502);
+    await until(() => s.audit.some((r) => r.target === 'card'));
+    expect(s.audit.find((r) => r.target === 'card')).toMatchObject({ reason: 'upstream_unreachable' });
+    expect(called).toBe(0);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 describe('against the SDK upstream in another process', () => {
