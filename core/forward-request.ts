@@ -91,6 +91,9 @@ export class Engine {
   readonly #o: ResolvedForwardOptions;
   readonly #inflight = new Set<Exchange>();
   readonly #cancellable = new Map<string, Exchange>();
+  /** Open streams per caller (`principalKey()`), and in all: bounded by maxStreams. */
+  readonly #streams = new Map<string, number>();
+  #streamCount = 0;
   /** The actual tool names the server listed in a relayed `tools/list` answer (metrics' `tool` label). */
   readonly listed = new Set<string>();
   #closed = false;
@@ -301,7 +304,42 @@ export class Engine {
     });
   }
 
+  /**
+   * Room for one more stream of this caller: its key (given back by `#releaseStream`), or
+   * `null` when refused (429 at the caller's bound, checked first so a caller at it is told so; 503 when full).
+   */
+  #holdStream(req: IncomingMessage, res: ServerResponse): string | null {
+    const key = principalKey(req.locals?.principal);
+    const held = this.#streams.get(key) ?? 0;
+    const per = this.#o.maxStreamsPerPrincipal;
+    if (per > 0 && held >= per) {
+      const r = refusal('rate_limited', {
+        message: 'Too many streams are open for this caller; close one first',
+        data: { limit: 'streams_per_principal', max: per },
+      });
+      sendRefusal(req, res, r, this.#by, { detail: 'streams_per_principal' });
+      return null;
+    }
+    if (this.#streamCount >= this.#o.maxStreams) {
+      const r = refusal('unavailable', { message: 'Too many streams are open; retry later' });
+      sendRefusal(req, res, r, this.#by, { detail: 'streams' });
+      return null;
+    }
+    this.#streams.set(key, held + 1);
+    this.#streamCount++;
+    return key;
+  }
+
+  #releaseStream(key: string): void {
+    const held = (this.#streams.get(key) ?? 1) - 1;
+    if (held > 0) this.#streams.set(key, held);
+    else this.#streams.delete(key);
+    this.#streamCount--;
+  }
+
   async #exchange(req: IncomingMessage, res: ServerResponse, out: Outgoing): Promise<void> {
+    const stream = out.timed ? undefined : this.#holdStream(req, res);
+    if (stream === null) return;
     const ex = this.#start(req, res, out);
     const ctx: RelayContext = {
       req,
@@ -321,6 +359,7 @@ export class Engine {
       this.failed(req, res, ex.aborted, err);
     } finally {
       ex.end();
+      if (stream !== undefined) this.#releaseStream(stream);
     }
   }
 

@@ -65,6 +65,13 @@ export interface ForwardOptions {
   maxListPages?: number;
   /** The most entries one aggregated list holds. Default 10000. */
   maxListItems?: number;
+  /**
+   * The most streams open at once (`subscriptions/listen`, a 2025-11-25 session's GET stream): each holds a
+   * connection to the server for as long as the client keeps it. Beyond it, 503. Default 1000; 0 = no streams.
+   */
+  maxStreams?: number;
+  /** The most streams one caller holds open at once; beyond it, 429. Default 10; 0 = no per-caller bound. */
+  maxStreamsPerPrincipal?: number;
   /** The parse step's limits (as dispatch's `body` option): `{ limit, maxDepth }`. */
   body?: BodyOptions;
   /** Where failures are logged. Default: stderr. */
@@ -78,6 +85,8 @@ export interface ResolvedForwardOptions {
   readonly maxAnswerBytes: number;
   readonly maxListPages: number;
   readonly maxListItems: number;
+  readonly maxStreams: number;
+  readonly maxStreamsPerPrincipal: number;
   readonly body: ReturnType<typeof resolveBodyOptions>;
   readonly logger: Logger;
 }
@@ -89,6 +98,8 @@ export const FORWARD_OPTION_NAMES: readonly string[] = Object.freeze([
   'maxAnswerBytes',
   'maxListPages',
   'maxListItems',
+  'maxStreams',
+  'maxStreamsPerPrincipal',
   'body',
   'logger',
 ]);
@@ -109,6 +120,15 @@ export function resolveForwardOptions(factory: string, o: Record<string, unknown
     maxAnswerBytes: intOption(factory, 'maxAnswerBytes', o.maxAnswerBytes, 4 * 1024 * 1024, 1024),
     maxListPages: intOption(factory, 'maxListPages', o.maxListPages, 100, 1),
     maxListItems: intOption(factory, 'maxListItems', o.maxListItems, 10_000, 1),
+    maxStreams: intOption(factory, 'maxStreams', o.maxStreams, 1000, 0, 1_000_000),
+    maxStreamsPerPrincipal: intOption(
+      factory,
+      'maxStreamsPerPrincipal',
+      o.maxStreamsPerPrincipal,
+      10,
+      0,
+      1_000_000,
+    ),
     body: resolveBodyOptions(factory, body),
     logger: loggerOption(factory, o.logger, stderrLogger),
   };
