@@ -17,6 +17,7 @@ import { canonicalJson } from './canonical-json.js';
 import type { JsonObject } from './jsonrpc.js';
 import { clip } from './clip.js';
 import { isJsonObject } from './json.js';
+import { isBase64url } from './base64url.js';
 
 /** The client capability each input request method needs (2026-07-28 `InputRequest`). */
 export const INPUT_REQUEST_CAPABILITY: Readonly<Record<string, string>> = Object.freeze({
@@ -232,21 +233,6 @@ export function signRequestState(
   return `${signed}.${mac(key, signed).toString('base64url')}`;
 }
 
-/** base64url: letters, digits, `-`, `_`, no padding. */
-function isB64url(s: string): boolean {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    const ok =
-      (c >= 0x30 && c <= 0x39) ||
-      (c >= 0x41 && c <= 0x5a) ||
-      (c >= 0x61 && c <= 0x7a) ||
-      c === 0x2d ||
-      c === 0x5f;
-    if (!ok) return false;
-  }
-  return s.length > 0;
-}
-
 /**
  * Verify a token against every key (the first one signs; the others are older keys still accepted during a
  * rotation), then check it is unexpired and bound to this principal, method and params. The MAC is checked in
@@ -266,7 +252,7 @@ export function verifyRequestState(
   const version = token.slice(0, first);
   const body = token.slice(first + 1, last);
   const sig = token.slice(last + 1);
-  if (version !== TOKEN_VERSION || !isB64url(body) || !isB64url(sig))
+  if (version !== TOKEN_VERSION || !isBase64url(body) || !isBase64url(sig))
     return { ok: false, reason: 'malformed' };
   const given = Buffer.from(sig, 'base64url');
   // Canonical encoding only: a signature with stray trailing bits would otherwise decode to the same bytes.

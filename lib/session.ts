@@ -17,6 +17,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { JsonObject } from './jsonrpc.js';
 import { isJsonObject } from './json.js';
+import { isBase64url } from './base64url.js';
 
 /** The client capabilities a session keeps: those that allow a server-to-client request. */
 export const SESSION_CAPABILITIES: readonly string[] = ['elicitation', 'sampling', 'roots'];
@@ -104,22 +105,6 @@ function principalTag(key: Uint8Array, principal: string): string {
   return mac(key, `mcpware-session-principal\u0000${principal}`).subarray(0, 16).toString('base64url');
 }
 
-/** base64url: letters, digits, `-`, `_`, no padding, not empty. */
-function isB64url(s: string): boolean {
-  if (s.length === 0) return false;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    const ok =
-      (c >= 0x30 && c <= 0x39) ||
-      (c >= 0x41 && c <= 0x5a) ||
-      (c >= 0x61 && c <= 0x7a) ||
-      c === 0x2d ||
-      c === 0x5f;
-    if (!ok) return false;
-  }
-  return true;
-}
-
 /**
  * Mint a session id for `principal` (`principalKey()` of lib/principal.ts) carrying `claims`, signed with `key`.
  * The capabilities are reduced with {@link sessionCapabilities} and the version clipped, so the id stays
@@ -157,7 +142,7 @@ export function verifySession(
   if (first < 0 || last === first) return { ok: false, reason: 'malformed' };
   const body = token.slice(first + 1, last);
   const sig = token.slice(last + 1);
-  if (token.slice(0, first) !== PREFIX || !isB64url(body) || !isB64url(sig)) {
+  if (token.slice(0, first) !== PREFIX || !isBase64url(body) || !isBase64url(sig)) {
     return { ok: false, reason: 'malformed' };
   }
   const given = Buffer.from(sig, 'base64url');
