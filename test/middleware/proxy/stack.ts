@@ -18,6 +18,7 @@ import { redact } from '../../../middleware/redact/index';
 import { rejectBatch } from '../../../middleware/reject-batch/index';
 import { toolFilter } from '../../../middleware/tool-filter/index';
 import { listenLoopback, sampleKey, samples } from '../../support/observe-harness';
+import { rawModernToolCall } from '../../support/raw-call';
 
 export const KEY = 'proxy-test-key-0123456789abcdef';
 export const AUTH = { Authorization: `Bearer ${KEY}` };
@@ -104,32 +105,7 @@ export function rawModernCall(
   headers: Record<string, string> = AUTH,
   id: number | string = 7,
 ): Promise<Response> {
-  const body = {
-    jsonrpc: '2.0',
-    id,
-    method: 'tools/call',
-    params: {
-      name,
-      arguments: {},
-      _meta: {
-        [PV]: '2026-07-28',
-        'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-        'io.modelcontextprotocol/clientCapabilities': {},
-      },
-    },
-  };
-  return fetch(url, {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-      'MCP-Protocol-Version': '2026-07-28',
-      'Mcp-Method': 'tools/call',
-      'Mcp-Name': name,
-      ...headers,
-    },
-    body: JSON.stringify(body),
-  });
+  return rawModernToolCall(url, name, headers, { id });
 }
 
 /** The `data` of each SSE event of `body`, parsed. */

@@ -19,6 +19,7 @@ import { rejectBatch } from '../../../middleware/reject-batch/index';
 import { toolFilter } from '../../../middleware/tool-filter/index';
 import { type SdkHandler, type SdkMiddleware, sdk } from '../../../middleware/sdk/index';
 import { listenLoopback, sampleKey, samples } from '../../support/observe-harness';
+import { rawModernToolCall } from '../../support/raw-call';
 
 export const KEY = 'sdk-test-key-0123456789abcdef';
 export const CARD = '4111 1111 1111 1111';
@@ -194,37 +195,11 @@ export const AUTH = { Authorization: `Bearer ${KEY}` };
 export const PV = 'io.modelcontextprotocol/protocolVersion';
 
 /** A modern tools/call over plain fetch (for the raw SSE stream and the statuses). */
-export async function rawModernCall(
+export function rawModernCall(
   url: string,
   name: string,
   headers: Record<string, string> = AUTH,
   signal?: AbortSignal,
 ): Promise<Response> {
-  const body = {
-    jsonrpc: '2.0',
-    id: 7,
-    method: 'tools/call',
-    params: {
-      name,
-      arguments: {},
-      _meta: {
-        [PV]: '2026-07-28',
-        'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-        'io.modelcontextprotocol/clientCapabilities': {},
-      },
-    },
-  };
-  return fetch(url, {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-      'MCP-Protocol-Version': '2026-07-28',
-      'Mcp-Method': 'tools/call',
-      'Mcp-Name': name,
-      ...headers,
-    },
-    body: JSON.stringify(body),
-    ...(signal ? { signal } : {}),
-  });
+  return rawModernToolCall(url, name, headers, signal ? { signal } : {});
 }
