@@ -10,6 +10,7 @@ export type {
   Era,
   Logger,
   Middleware,
+  OutboundKind,
   OutboundTransform,
   Principal,
   RedactionRecord,

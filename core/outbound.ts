@@ -5,7 +5,7 @@
  * @see docs/middleware/dispatch.md
  */
 import { isThenable } from './maybe-promise.js';
-import type { OutboundTransform, RequestLocals } from './types.js';
+import type { OutboundKind, OutboundTransform, RequestLocals } from './types.js';
 
 /**
  * `value` through every transform. Synchronous while the transforms are (a throw is thrown); from the first one
@@ -16,7 +16,7 @@ export function applyOutbound(
   locals: RequestLocals,
   value: unknown,
   method: string,
-  kind: 'result' | 'notification',
+  kind: OutboundKind,
 ): unknown {
   const transforms = locals.outbound;
   if (!Array.isArray(transforms) || transforms.length === 0) return value;
@@ -27,7 +27,7 @@ function applyFrom(
   transforms: readonly unknown[],
   from: number,
   value: unknown,
-  info: { method: string; kind: 'result' | 'notification' },
+  info: { method: string; kind: OutboundKind },
 ): unknown {
   let v = value;
   for (let i = from; i < transforms.length; i++) {

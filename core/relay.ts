@@ -254,11 +254,20 @@ export async function answerText(
   const a = classifyAnswer(message);
   if (a.kind === 'error') {
     const error = message.error as JsonObject;
-    const e: JsonObject = { code: error.code, message: error.message };
+    const e: JsonObject = { message: error.message };
     if (Object.hasOwn(error, 'data')) e.data = error.data;
+    // The server's own words may carry what redaction masks: its message and data go through the transforms too.
+    let masked: JsonObject;
+    try {
+      masked = (await applyOutbound(locals, e, ctx.method, 'error')) as JsonObject;
+    } catch (err) {
+      return failedTransform(ctx, locals, a.id, err, streamed);
+    }
+    const out: JsonObject = { code: error.code, message: masked.message };
+    if (Object.hasOwn(masked, 'data')) out.data = masked.data;
     record(locals, { code: a.code }, streamed);
     return JSON.stringify(
-      a.id === undefined ? { jsonrpc: '2.0', error: e } : { jsonrpc: '2.0', id: a.id, error: e },
+      a.id === undefined ? { jsonrpc: '2.0', error: out } : { jsonrpc: '2.0', id: a.id, error: out },
     );
   }
   if (a.kind !== 'result') throw new UpstreamError('upstream_invalid', 'not a JSON-RPC response');
@@ -276,17 +285,31 @@ export async function answerText(
     record(locals, rec, streamed);
     return text;
   } catch (err) {
-    // Fail closed: a result the transforms (redaction) could not handle is not sent.
-    if (streamed) {
-      log(ctx.logger, 'error', `${ctx.by}: a result of ${ctx.method} failed its outbound transform`, {
-        error: errorMeta(err),
-      });
-      record(locals, { code: -32603 }, streamed);
-      return JSON.stringify({ jsonrpc: '2.0', id: a.id, error: { code: -32603, message: 'Internal error' } });
-    }
-    sendInternalError(ctx.req, ctx.res, err, ctx.by, ctx.logger);
-    return undefined;
+    return failedTransform(ctx, locals, a.id, err, streamed);
   }
+}
+
+/**
+ * Fail closed: an answer the transforms (redaction) could not handle is not sent. On a stream, a generic error
+ * event in its place; else the generic -32603 answer (`undefined`: already written).
+ */
+function failedTransform(
+  ctx: RelayContext,
+  locals: RequestLocals,
+  id: RequestId | undefined,
+  err: unknown,
+  streamed: boolean,
+): string | undefined {
+  if (streamed) {
+    log(ctx.logger, 'error', `${ctx.by}: an answer to ${ctx.method} failed its outbound transform`, {
+      error: errorMeta(err),
+    });
+    record(locals, { code: -32603 }, streamed);
+    const error = { code: -32603, message: 'Internal error' };
+    return JSON.stringify(id === undefined ? { jsonrpc: '2.0', error } : { jsonrpc: '2.0', id, error });
+  }
+  sendInternalError(ctx.req, ctx.res, err, ctx.by, ctx.logger);
+  return undefined;
 }
 
 function record(locals: RequestLocals, rec: ResponseRecord, streamed: boolean): void {

@@ -53,13 +53,16 @@ export interface ResponseRecord {
 }
 
 /**
+ * What an outgoing value is: a result, a notification (or a server-to-client request), or the `{ message, data }`
+ * of an error a server behind `sdk()` or `proxy()` answered (mcpware's own errors are generic and not passed).
+ */
+export type OutboundKind = 'result' | 'notification' | 'error';
+
+/**
  * A transform applied to outgoing results and notifications before they are encoded (redaction uses it).
  * `method` is the request's method. Return the value to send (the input may be returned as is).
  */
-export type OutboundTransform = (
-  value: unknown,
-  info: { method: string; kind: 'result' | 'notification' },
-) => unknown;
+export type OutboundTransform = (value: unknown, info: { method: string; kind: OutboundKind }) => unknown;
 
 /** What `redact()` did to one request's outgoing values (audit and metrics report it). */
 export interface RedactionRecord {

@@ -26,7 +26,7 @@ import { localsOf } from '../../core/respond.js';
 import { mountOrderCheck } from '../../core/mount-order.js';
 import { notPost } from '../../core/post-only.js';
 import { badOption, fnOption, knownKeys, optionsObject } from '../../core/options.js';
-import type { Middleware, OutboundTransform, RedactionRecord } from '../../core/types.js';
+import type { Middleware, OutboundKind, OutboundTransform, RedactionRecord } from '../../core/types.js';
 import { maskOutbound } from './walk.js';
 
 export interface RedactMiddlewareOptions extends RedactOptions {
@@ -62,7 +62,7 @@ function applyRedaction(
   state: TransformState,
   record: RedactionRecord,
   value: unknown,
-  info: { method: string; kind: 'result' | 'notification' },
+  info: { method: string; kind: OutboundKind },
 ): unknown {
   const redactor = state.redactor;
   const tally = newTally();

@@ -4,6 +4,7 @@
  * - `resources/read`: `contents[].text`;
  * - `prompts/get`: `messages[].content` (a block or an array of blocks: text and embedded resource text);
  * - notifications: `notifications/message` `params.data` (walked) and `notifications/progress` `params.message`.
+ * - errors a server behind `sdk()` or `proxy()` answered: `message` (as text) and `data` (walked).
  * Binary blobs, images, audio, names, URIs, `_meta` and object keys are left alone; other methods pass as is.
  * Copy-on-write: an object or array is copied only when something in it changed, so a clean value comes back as
  * the very same object.
@@ -11,6 +12,7 @@
  */
 import type { RedactTally, Redactor } from '../../lib/redact/index.js';
 import { isJsonObject } from '../../lib/json.js';
+import type { OutboundKind } from '../../core/types.js';
 
 type Obj = Record<string, unknown>;
 /** Set one key on a copy-on-write copy. */
@@ -97,17 +99,33 @@ function maskMessages(a: unknown, r: Redactor, t: RedactTally): unknown {
   return copy ?? a;
 }
 
+/** A forwarded server's error, `{ message, data }`: its message scanned as text, its data walked. */
+function maskError(e: Obj, r: Redactor, t: RedactTally): Obj {
+  let v = e;
+  if (typeof v.message === 'string') {
+    const x = scanText(r, v.message, t);
+    if (x !== v.message) v = withKey(v, 'message', x);
+  }
+  if (Object.hasOwn(v, 'data')) {
+    const x = v.data;
+    const y = scanValue(r, x, t);
+    if (y !== x) v = withKey(v, 'data', y);
+  }
+  return v;
+}
+
 /**
  * Mask one outgoing value for `method`. Pure apart from the tally; exported for tests and for applications
  * that encode results themselves.
  */
 export function maskOutbound(
   value: unknown,
-  info: { method: string; kind: 'result' | 'notification' },
+  info: { method: string; kind: OutboundKind },
   r: Redactor,
   t: RedactTally,
 ): unknown {
   if (!isJsonObject(value)) return value;
+  if (info.kind === 'error') return maskError(value, r, t);
   if (info.kind === 'notification') {
     // The dispatcher may pass the whole message ({method, params}) or just its params: accept both, by shape.
     if (typeof value.method === 'string') {

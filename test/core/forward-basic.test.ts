@@ -75,6 +75,24 @@ describe('the forwarding engine: the straight path', () => {
     expect(messages[1]).toMatchObject({ id: 3, result: {} });
   });
 
+  test('the server’s JSON-RPC error is masked too: its message and data, the code kept', async () => {
+    h = await startHarness(async () =>
+      json({
+        jsonrpc: '2.0',
+        id: 9,
+        error: { code: -32602, message: `no order for card ${CARD}`, data: { card: CARD, order: 42 } },
+      }),
+    );
+    const res = await h.post(callTool(9, 'refund'));
+    const text = await res.text();
+    expect(text).not.toContain(CARD);
+    expect(JSON.parse(text)).toMatchObject({
+      id: 9,
+      error: { code: -32602, message: expect.stringContaining('no order for card'), data: { order: 42 } },
+    });
+    expect(h.audits[0]).toMatchObject({ error_code: -32602, redacted: ['card'] });
+  });
+
   test('202 for a notification', async () => {
     h = await startHarness(async () => new Response(null, { status: 202 }));
     const res = await h.post({ jsonrpc: '2.0', method: 'notifications/initialized' });
