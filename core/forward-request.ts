@@ -7,7 +7,12 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { clip } from '../lib/clip.js';
-import { ErrorCode, type RequestId, isRequestId, refusal } from '../lib/errors.js';
+import { ErrorCode, type RefusalReason, type RequestId, isRequestId, refusal } from '../lib/errors.js';
+import {
+  type ForwardSessionVerifyReason,
+  signForwardSession,
+  verifyForwardSession,
+} from '../lib/forward-session.js';
 import type { JsonObject } from '../lib/jsonrpc.js';
 import { principalKey } from '../lib/principal.js';
 import type { McpRequest } from '../lib/request.js';
@@ -41,8 +46,25 @@ const MAX_CANCELLABLE = 10_000;
 /** The longest request id kept for cancellation. */
 const MAX_CANCEL_ID = 256;
 
-/** The headers for the server, from the client's request: the MCP ones, nothing else. */
-export function forwardHeaders(req: IncomingMessage, post: boolean, actualName?: string): Headers {
+/** How a forwarded session token that fails verification is refused (all 404, the transport's "start over"). */
+const SESSION_REFUSALS: Readonly<Record<ForwardSessionVerifyReason, RefusalReason>> = {
+  malformed: 'session_invalid',
+  too_large: 'session_invalid',
+  bad_signature: 'session_invalid',
+  expired: 'session_expired',
+  foreign: 'session_foreign',
+};
+
+/**
+ * The headers for the server, from the client's request: the MCP ones, nothing else. `Mcp-Session-Id` is the
+ * server's own id (`serverSession`, unwrapped from the client's verified token), never the client's value.
+ */
+export function forwardHeaders(
+  req: IncomingMessage,
+  post: boolean,
+  actualName?: string,
+  serverSession?: string,
+): Headers {
   const h = new Headers();
   for (const name of FORWARDED_HEADERS) {
     const v = req.headers[name];
@@ -57,6 +79,8 @@ export function forwardHeaders(req: IncomingMessage, post: boolean, actualName?:
     if (!h.has('accept')) h.set('accept', DEFAULT_ACCEPT);
   }
   if (actualName !== undefined && h.has('mcp-name')) h.set('mcp-name', encodeHeaderValue(actualName));
+  h.delete('mcp-session-id');
+  if (serverSession !== undefined) h.set('mcp-session-id', serverSession);
   return h;
 }
 
@@ -83,6 +107,14 @@ interface Outgoing {
   readonly headers: Headers;
   readonly timed: boolean;
   readonly viewResult?: RelayContext['viewResult'];
+  /** The client's session, verified: its token and the server's id it carries. */
+  readonly session?: ClientSession;
+}
+
+/** A client's verified forwarded session. */
+interface ClientSession {
+  readonly token: string;
+  readonly serverId: string;
 }
 
 export class Engine {
@@ -118,12 +150,16 @@ export class Engine {
     const m = req.method;
     if (m === 'POST') return onParsed(req, res, this.#by, this.#o.logger, this.#onMessage, this.#o.body);
     if (m === 'GET' || m === 'DELETE') {
+      // GET and DELETE carry no message: a refusal has no id.
+      const session = this.#session(req, res, { id: undefined });
+      if (session === null) return;
       const out: Outgoing = {
         method: m,
         rpcMethod: '',
         id: undefined,
-        headers: forwardHeaders(req, false),
+        headers: forwardHeaders(req, false, undefined, session?.serverId),
         timed: m === 'DELETE',
+        ...(session !== undefined ? { session } : {}),
       };
       return void this.#exchange(req, res, out);
     }
@@ -140,6 +176,8 @@ export class Engine {
 
   #onMessage = (mcp: McpRequest, req: IncomingMessage, res: ServerResponse): void | Promise<void> => {
     const locals = localsOf(req);
+    const session = this.#session(req, res, {});
+    if (session === null) return;
     const method = mcp.method ?? '';
     let message = mcp.message.raw;
     let actualName: string | undefined;
@@ -164,14 +202,45 @@ export class Engine {
       id: mcp.kind === 'request' ? mcp.id : undefined,
       message,
       ...(raw !== undefined ? { raw } : {}),
-      headers: forwardHeaders(req, true, actualName),
+      headers: forwardHeaders(req, true, actualName, session?.serverId),
       timed: method !== 'subscriptions/listen',
+      ...(session !== undefined ? { session } : {}),
       ...(mcp.kind === 'request' ? this.#listView(req, method) : {}),
     };
     if (mcp.kind === 'request' && this.#o.pageSize > 0 && isAggregated(method))
       return this.#aggregate(req, res, mcp, out);
     return this.#exchange(req, res, out);
   };
+
+  /**
+   * The client's `Mcp-Session-Id`, verified for this caller: its session (undefined when it carries none), or
+   * null when refused (404 answered here, the server never called).
+   */
+  #session(
+    req: IncomingMessage,
+    res: ServerResponse,
+    opts: { id?: undefined },
+  ): ClientSession | undefined | null {
+    const token = req.headers['mcp-session-id'];
+    if (token === undefined) return undefined;
+    const principal = principalKey(req.locals?.principal);
+    const v = verifyForwardSession(token, principal, this.#o.sessionKeys, Date.now());
+    if (v.ok) return { token: token as string, serverId: v.serverId };
+    const r = refusal(SESSION_REFUSALS[v.reason], { era: 'legacy' });
+    sendRefusal(req, res, r, this.#by, { ...opts, detail: v.reason });
+    return null;
+  }
+
+  /**
+   * The `Mcp-Session-Id` the client receives for the server's `serverId`: the client's own token when it
+   * carries that id, else a new token for this caller; undefined (the header withheld) when it cannot be wrapped.
+   */
+  #wrapSession(req: IncomingMessage, out: Outgoing, serverId: string): string | undefined {
+    if (out.session !== undefined && out.session.serverId === serverId) return out.session.token;
+    const principal = principalKey(req.locals?.principal);
+    const expiresAt = Date.now() + this.#o.sessionTtlMs;
+    return signForwardSession(serverId, principal, expiresAt, this.#o.sessionKeys[0]!);
+  }
 
   /** The tool views applied to a relayed `tools/list` page (and the names it lists remembered). */
   #listView(req: IncomingMessage, method: string): Pick<Outgoing, 'viewResult'> {
@@ -351,6 +420,7 @@ export class Engine {
       id: out.id,
       signal: ex.controller.signal,
       ...(out.viewResult !== undefined ? { viewResult: out.viewResult } : {}),
+      wrapSession: (serverId) => this.#wrapSession(req, out, serverId),
     };
     try {
       const response = await this.sendOnce(req, out, ex.controller.signal);

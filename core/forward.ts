@@ -12,9 +12,10 @@
  *
  * @see docs/architecture.md
  */
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { Engine } from './forward-request.js';
-import { intOption, loggerOption, knownKeys, optionsObject } from './options.js';
+import { badOption, intOption, loggerOption, knownKeys, optionsObject } from './options.js';
 import { type BodyOptions, resolveBodyOptions } from './parse-step.js';
 import { stderrLogger } from './respond.js';
 import type { Logger, Middleware, Principal } from './types.js';
@@ -72,6 +73,14 @@ export interface ForwardOptions {
   maxStreams?: number;
   /** The most streams one caller holds open at once; beyond it, 429. Default 10; 0 = no per-caller bound. */
   maxStreamsPerPrincipal?: number;
+  /**
+   * HMAC-SHA256 keys (each at least 32 bytes) that sign the `Mcp-Session-Id` a client receives for the server's
+   * session: the first signs, all verify (rotation). Default: one random key per instance, so replicas behind
+   * a load balancer must share the keys.
+   */
+  sessionKeys?: readonly Uint8Array[];
+  /** How long a forwarded session's token is valid, in milliseconds. Default 24 h. */
+  sessionTtlMs?: number;
   /** The parse step's limits (as dispatch's `body` option): `{ limit, maxDepth }`. */
   body?: BodyOptions;
   /** Where failures are logged. Default: stderr. */
@@ -87,6 +96,8 @@ export interface ResolvedForwardOptions {
   readonly maxListItems: number;
   readonly maxStreams: number;
   readonly maxStreamsPerPrincipal: number;
+  readonly sessionKeys: readonly Uint8Array[];
+  readonly sessionTtlMs: number;
   readonly body: ReturnType<typeof resolveBodyOptions>;
   readonly logger: Logger;
 }
@@ -100,6 +111,8 @@ export const FORWARD_OPTION_NAMES: readonly string[] = Object.freeze([
   'maxListItems',
   'maxStreams',
   'maxStreamsPerPrincipal',
+  'sessionKeys',
+  'sessionTtlMs',
   'body',
   'logger',
 ]);
@@ -129,9 +142,34 @@ export function resolveForwardOptions(factory: string, o: Record<string, unknown
       0,
       1_000_000,
     ),
+    sessionKeys: sessionKeysOption(factory, o.sessionKeys),
+    sessionTtlMs: intOption(factory, 'sessionTtlMs', o.sessionTtlMs, 24 * 60 * 60 * 1000, 1),
     body: resolveBodyOptions(factory, body),
     logger: loggerOption(factory, o.logger, stderrLogger),
   };
+}
+
+/** The shortest session key, in bytes (HMAC-SHA256's block of security). */
+const MIN_SESSION_KEY_BYTES = 32;
+
+/** `sessionKeys`: a non-empty array of Buffers (Uint8Arrays) of at least 32 bytes; a random key by default. */
+function sessionKeysOption(factory: string, v: unknown): readonly Uint8Array[] {
+  if (v === undefined) return [randomBytes(MIN_SESSION_KEY_BYTES)];
+  if (!Array.isArray(v) || v.length === 0)
+    throw badOption(factory, 'sessionKeys', v, 'a non-empty array of Buffers');
+  return (v as unknown[]).map((k, i) => {
+    if (!(k instanceof Uint8Array) || k.length < MIN_SESSION_KEY_BYTES) {
+      // Never echo key material into an error message: describe it.
+      const shown = k instanceof Uint8Array ? `(a Buffer of ${k.length} bytes)` : `(a ${typeof k})`;
+      throw badOption(
+        factory,
+        `sessionKeys[${i}]`,
+        shown,
+        `a Buffer of at least ${MIN_SESSION_KEY_BYTES} bytes`,
+      );
+    }
+    return Buffer.from(k);
+  });
 }
 
 /** The engine: the terminal middleware that forwards, and its shutdown. */

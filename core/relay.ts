@@ -34,6 +34,8 @@ export interface RelayContext {
   readonly signal: AbortSignal;
   /** Applied to a result before the outbound transforms (the tool views on `tools/list`); `undefined` refuses it. */
   readonly viewResult?: (result: JsonObject) => JsonObject | undefined;
+  /** The client's `Mcp-Session-Id` for the server's session id (the engine's signed token); undefined withholds it. */
+  readonly wrapSession?: (serverId: string) => string | undefined;
 }
 
 /** The server headers that pass to the client (lower case). Every other one stays behind. */
@@ -46,12 +48,23 @@ const NAMES: Readonly<Record<(typeof PASSED_HEADERS)[number], string>> = {
 /** The longest value of a passed header. */
 const MAX_HEADER_VALUE = 256;
 
-/** The allow-listed headers of a server's answer, as a flat list of names and values. */
-export function passedHeaders(response: Response): (string | number)[] {
+/**
+ * The allow-listed headers of a server's answer, as a flat list of names and values. The server's
+ * `Mcp-Session-Id` reaches the client only as `wrapSession` wraps it (bound to the caller); without it, never.
+ */
+export function passedHeaders(
+  response: Response,
+  wrapSession?: (serverId: string) => string | undefined,
+): (string | number)[] {
   const out: (string | number)[] = [];
   for (const name of PASSED_HEADERS) {
     const v = response.headers.get(name);
-    if (v !== null && v.length <= MAX_HEADER_VALUE && isPlainHeaderValue(v)) out.push(NAMES[name], v);
+    if (v === null || v.length > MAX_HEADER_VALUE || !isPlainHeaderValue(v)) continue;
+    if (name !== 'mcp-session-id') out.push(NAMES[name], v);
+    else {
+      const wrapped = wrapSession?.(v);
+      if (wrapped !== undefined) out.push(NAMES[name], wrapped);
+    }
   }
   return out;
 }
@@ -201,14 +214,14 @@ export async function relay(ctx: RelayContext, response: Response): Promise<void
   // A session's end carries no message: the SDK v1 answers a DELETE 200 without a body.
   if (ctx.req.method === 'DELETE' && response.status === 200 && media === '') {
     discard(response);
-    return writeEmpty(ctx.res, 200, passedHeaders(response));
+    return writeEmpty(ctx.res, 200, passedHeaders(response, ctx.wrapSession));
   }
   const failure = failureOf(response.status, media);
   if (failure !== undefined) {
     discard(response);
     throw failure;
   }
-  const headers = passedHeaders(response);
+  const headers = passedHeaders(response, ctx.wrapSession);
   if (response.status === 202 || response.status === 204) {
     discard(response);
     return writeEmpty(ctx.res, response.status, headers);

@@ -161,15 +161,17 @@ describe('the forwarding engine: exchanges', () => {
       {},
       { postOnly: false },
     );
-    const get = fetch(h.url, { headers: { accept: 'text/event-stream', 'mcp-session-id': 's1' } });
+    const get = fetch(h.url, { headers: { accept: 'text/event-stream' } });
     s.push(event({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' }));
     s.end();
     const res = await get;
-    expect(res.headers.get('mcp-session-id')).toBe('s1');
+    // The server's session id reaches the client wrapped (signed, bound to the caller).
+    const token = res.headers.get('mcp-session-id');
+    expect(token).toMatch(/^f1\./);
     expect(messagesOf(await res.text())).toEqual([
       { jsonrpc: '2.0', method: 'notifications/tools/list_changed' },
     ]);
-    const del = await fetch(h.url, { method: 'DELETE', headers: { 'mcp-session-id': 's1' } });
+    const del = await fetch(h.url, { method: 'DELETE', headers: { 'mcp-session-id': token! } });
     expect(del.status).toBe(204);
     const put = await fetch(h.url, { method: 'PUT' });
     expect(put.status).toBe(405);

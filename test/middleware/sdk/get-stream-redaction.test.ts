@@ -26,6 +26,7 @@ import { type SdkHandlerFunction, sdk } from '../../../middleware/sdk/index';
 import type { Middleware } from '../../../core/types';
 import { listenLoopback, sampleKey, samples } from '../../support/observe-harness';
 import { AUTH, CARD, KEY, MASKED, type AuditRecord, until } from './stack';
+import { serverSessionOf } from '../../support/forward-session';
 
 const EMAIL = 'ada.lovelace@example.com';
 const PROTOCOL = '2025-06-18';
@@ -161,7 +162,8 @@ async function initialize(url: string): Promise<string> {
   });
   expect(res.status).toBe(200);
   const sid = res.headers.get('mcp-session-id');
-  expect(sid).toMatch(/^[0-9a-f-]{36}$/);
+  // The server's session id reaches the client wrapped: signed and bound to the caller.
+  expect(sid).toMatch(/^f1\.[\w-]+\.[\w-]+$/);
   await res.text();
   const ack = await fetch(url, {
     method: 'POST',
@@ -206,7 +208,7 @@ describe.each(['sdk()', 'proxy()'] as const)("a v1 session's GET stream through 
     expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
 
     // The stream is open on the server's side once its answer's headers are sent: the message goes to it.
-    await f.servers.get(sid)!.sendLoggingMessage({
+    await f.servers.get(serverSessionOf(sid))!.sendLoggingMessage({
       level: 'info',
       data: { note: `card ${CARD} on file for ${EMAIL}` },
     });
@@ -237,7 +239,7 @@ describe.each(['sdk()', 'proxy()'] as const)("a v1 session's GET stream through 
       headers: { 'Mcp-Session-Id': sid, 'MCP-Protocol-Version': PROTOCOL, ...AUTH },
     });
     expect(end.status).toBe(200);
-    await until(() => !f.servers.has(sid));
+    await until(() => !f.servers.has(serverSessionOf(sid)));
   });
 });
 

@@ -16,6 +16,7 @@ import {
 import { z } from 'zod';
 import type { SdkHandlerFunction } from '../../../middleware/sdk/index';
 import { AUTH, CARD, MASKED, Seen, type Stack, startStack, tools, until } from './stack';
+import { serverSessionOf } from '../../support/forward-session';
 
 function v1Server(seen: Seen): McpServer {
   const server = new McpServer({ name: 'v1-shop', version: '1.0.0' }, { capabilities: { logging: {} } });
@@ -208,7 +209,8 @@ describe('SDK v1 with sessions: the session over HTTP', () => {
     });
     expect(res.status).toBe(200);
     const sid = res.headers.get('mcp-session-id');
-    expect(sid).toMatch(/^[0-9a-f-]{36}$/);
+    // The server's session id reaches the client wrapped: signed and bound to the caller.
+    expect(sid).toMatch(/^f1\.[\w-]+\.[\w-]+$/);
     await res.text();
     const ack = await fetch(stack.url, {
       method: 'POST',
@@ -236,7 +238,7 @@ describe('SDK v1 with sessions: the session over HTTP', () => {
     const text = await call.text();
     expect(text).toContain(MASKED);
     expect(text).not.toContain(CARD);
-    expect(open.has(sid)).toBe(true);
+    expect(open.has(serverSessionOf(sid))).toBe(true);
 
     const controller = new AbortController();
     const stream = await fetch(stack.url, {
@@ -259,7 +261,7 @@ describe('SDK v1 with sessions: the session over HTTP', () => {
     const session = { ...headers, 'Mcp-Session-Id': sid, 'MCP-Protocol-Version': '2025-06-18' };
     const end = await fetch(stack.url, { method: 'DELETE', headers: session });
     expect(end.status).toBe(200);
-    await until(() => !open.has(sid));
+    await until(() => !open.has(serverSessionOf(sid)));
     const after = await fetch(stack.url, {
       method: 'POST',
       headers: session,
