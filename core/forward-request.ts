@@ -176,7 +176,8 @@ export class Engine {
 
   #onMessage = (mcp: McpRequest, req: IncomingMessage, res: ServerResponse): void | Promise<void> => {
     const locals = localsOf(req);
-    const session = this.#session(req, res, {});
+    // A 2026-07-28 request (its envelope names the revision) has no session: the header is ignored, not sent on.
+    const session = mcp.metaVersion !== undefined ? undefined : this.#session(req, res, {});
     if (session === null) return;
     const method = mcp.method ?? '';
     let message = mcp.message.raw;
