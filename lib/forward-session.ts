@@ -14,9 +14,8 @@
  *
  * Signed, not encrypted: the client can read the server's session id. Pure: keys are passed in.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { isJsonObject } from './json.js';
-import { isBase64url } from './base64url.js';
+import { openToken, principalTag, signToken } from './signed-token.js';
 
 /** Longest `Mcp-Session-Id` token accepted (characters), checked before anything is decoded. */
 export const MAX_FORWARD_SESSION_LENGTH = 1024;
@@ -43,16 +42,8 @@ export function isServerSessionId(v: unknown): v is string {
   return true;
 }
 
-function mac(key: Uint8Array, text: string): Buffer {
-  return createHmac('sha256', key).update(text).digest();
-}
-
-/** The principal as the token holds it: a hash keyed with the signing key, bound to this purpose. */
-function principalTag(key: Uint8Array, principal: string): string {
-  return mac(key, `mcpware-forward-session-principal\u0000${principal}`)
-    .subarray(0, 16)
-    .toString('base64url');
-}
+/** The label of the principal's keyed hash in a forwarded session. */
+const PRINCIPAL_LABEL = 'mcpware-forward-session-principal';
 
 /**
  * Wrap the server's session id `serverId` for `principal` (`principalKey()` of lib/principal.ts), valid until
@@ -66,9 +57,13 @@ export function signForwardSession(
   key: Uint8Array,
 ): string | undefined {
   if (!isServerSessionId(serverId)) return undefined;
-  const payload = { p: PURPOSE, s: serverId, u: principalTag(key, principal), e: Math.floor(expiresAt) };
-  const signed = `${PREFIX}.${Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url')}`;
-  return `${signed}.${mac(key, signed).toString('base64url')}`;
+  const payload = {
+    p: PURPOSE,
+    s: serverId,
+    u: principalTag(key, PRINCIPAL_LABEL, principal),
+    e: Math.floor(expiresAt),
+  };
+  return signToken(PREFIX, payload, key);
 }
 
 /**
@@ -82,39 +77,13 @@ export function verifyForwardSession(
   keys: readonly Uint8Array[],
   now: number,
 ): ForwardSessionVerifyResult {
-  if (typeof token !== 'string') return { ok: false, reason: 'malformed' };
-  if (token.length > MAX_FORWARD_SESSION_LENGTH) return { ok: false, reason: 'too_large' };
-  const first = token.indexOf('.');
-  const last = token.lastIndexOf('.');
-  if (first < 0 || last === first) return { ok: false, reason: 'malformed' };
-  const body = token.slice(first + 1, last);
-  const sig = token.slice(last + 1);
-  if (token.slice(0, first) !== PREFIX || !isBase64url(body) || !isBase64url(sig)) {
-    return { ok: false, reason: 'malformed' };
-  }
-  const given = Buffer.from(sig, 'base64url');
-  // Canonical encoding only: stray trailing bits would otherwise decode to the same bytes.
-  if (given.toString('base64url') !== sig) return { ok: false, reason: 'malformed' };
-  const signed = token.slice(0, last);
-  let signer: Uint8Array | undefined;
-  for (const key of keys) {
-    const expected = mac(key, signed);
-    if (expected.length === given.length && timingSafeEqual(expected, given) && signer === undefined) {
-      signer = key;
-    }
-  }
-  if (signer === undefined) return { ok: false, reason: 'bad_signature' };
-  const bytes = Buffer.from(body, 'base64url');
-  if (bytes.toString('base64url') !== body) return { ok: false, reason: 'malformed' };
-  let payload: unknown;
-  try {
-    payload = JSON.parse(bytes.toString('utf8'));
-  } catch {
-    return { ok: false, reason: 'malformed' };
-  }
+  const opened = openToken(token, PREFIX, MAX_FORWARD_SESSION_LENGTH, keys);
+  if (!opened.ok) return opened;
+  const payload = opened.payload;
   if (!isPayload(payload)) return { ok: false, reason: 'malformed' };
   if (now >= payload.e) return { ok: false, reason: 'expired' };
-  if (payload.u !== principalTag(signer, principal)) return { ok: false, reason: 'foreign' };
+  if (payload.u !== principalTag(opened.signer, PRINCIPAL_LABEL, principal))
+    return { ok: false, reason: 'foreign' };
   return { ok: true, serverId: payload.s, expiresAt: payload.e };
 }
 

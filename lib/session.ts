@@ -14,10 +14,9 @@
  *
  * Signed, not encrypted: the client can read the version and capabilities it declared. Pure: keys are passed in.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { JsonObject } from './jsonrpc.js';
 import { isJsonObject } from './json.js';
-import { isBase64url } from './base64url.js';
+import { openToken, principalTag, signToken } from './signed-token.js';
 
 /** The client capabilities a session keeps: those that allow a server-to-client request. */
 export const SESSION_CAPABILITIES: readonly string[] = ['elicitation', 'sampling', 'roots'];
@@ -96,14 +95,8 @@ function isSessionCapabilities(v: unknown): v is JsonObject {
   return true;
 }
 
-function mac(key: Uint8Array, text: string): Buffer {
-  return createHmac('sha256', key).update(text).digest();
-}
-
-/** The principal as the token holds it: a hash keyed with the signing key, bound to this purpose. */
-function principalTag(key: Uint8Array, principal: string): string {
-  return mac(key, `mcpware-session-principal\u0000${principal}`).subarray(0, 16).toString('base64url');
-}
+/** The label of the principal's keyed hash in a session. */
+const PRINCIPAL_LABEL = 'mcpware-session-principal';
 
 /**
  * Mint a session id for `principal` (`principalKey()` of lib/principal.ts) carrying `claims`, signed with `key`.
@@ -115,11 +108,10 @@ export function signSession(claims: SessionClaims, principal: string, key: Uint8
     p: PURPOSE,
     v: claims.version.slice(0, MAX_VERSION_LENGTH),
     c: sessionCapabilities(claims.capabilities),
-    u: principalTag(key, principal),
+    u: principalTag(key, PRINCIPAL_LABEL, principal),
     e: Math.floor(claims.expiresAt),
   };
-  const signed = `${PREFIX}.${Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url')}`;
-  return `${signed}.${mac(key, signed).toString('base64url')}`;
+  return signToken(PREFIX, payload, key);
 }
 
 const PAYLOAD_MEMBERS = ['p', 'v', 'c', 'u', 'e'];
@@ -135,39 +127,13 @@ export function verifySession(
   keys: readonly Uint8Array[],
   now: number,
 ): SessionVerifyResult {
-  if (typeof token !== 'string') return { ok: false, reason: 'malformed' };
-  if (token.length > MAX_SESSION_ID_LENGTH) return { ok: false, reason: 'too_large' };
-  const first = token.indexOf('.');
-  const last = token.lastIndexOf('.');
-  if (first < 0 || last === first) return { ok: false, reason: 'malformed' };
-  const body = token.slice(first + 1, last);
-  const sig = token.slice(last + 1);
-  if (token.slice(0, first) !== PREFIX || !isBase64url(body) || !isBase64url(sig)) {
-    return { ok: false, reason: 'malformed' };
-  }
-  const given = Buffer.from(sig, 'base64url');
-  // Canonical encoding only: stray trailing bits would otherwise decode to the same bytes.
-  if (given.toString('base64url') !== sig) return { ok: false, reason: 'malformed' };
-  const signed = token.slice(0, last);
-  let signer: Uint8Array | undefined;
-  for (const key of keys) {
-    const expected = mac(key, signed);
-    if (expected.length === given.length && timingSafeEqual(expected, given) && signer === undefined) {
-      signer = key;
-    }
-  }
-  if (signer === undefined) return { ok: false, reason: 'bad_signature' };
-  const bytes = Buffer.from(body, 'base64url');
-  if (bytes.toString('base64url') !== body) return { ok: false, reason: 'malformed' };
-  let payload: unknown;
-  try {
-    payload = JSON.parse(bytes.toString('utf8'));
-  } catch {
-    return { ok: false, reason: 'malformed' };
-  }
+  const opened = openToken(token, PREFIX, MAX_SESSION_ID_LENGTH, keys);
+  if (!opened.ok) return opened;
+  const payload = opened.payload;
   if (!isClaimsPayload(payload)) return { ok: false, reason: 'malformed' };
   if (now >= payload.e) return { ok: false, reason: 'expired' };
-  if (payload.u !== principalTag(signer, principal)) return { ok: false, reason: 'foreign' };
+  if (payload.u !== principalTag(opened.signer, PRINCIPAL_LABEL, principal))
+    return { ok: false, reason: 'foreign' };
   return { ok: true, version: payload.v, capabilities: payload.c, expiresAt: payload.e };
 }
 
