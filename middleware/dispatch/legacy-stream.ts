@@ -10,7 +10,8 @@
  *
  * Bounded: a stream counts against the listen streams' caps (`streams.maxListenStreams`,
  * `maxListenStreamsPerPrincipal`); the subscriptions of one session are at most
- * {@link MAX_SESSION_SUBSCRIPTIONS} URIs of at most {@link MAX_SUBSCRIPTION_URI_LENGTH} characters, the sessions
+ * {@link MAX_SESSION_SUBSCRIPTIONS} URIs of at most {@link MAX_SUBSCRIPTION_URI_LENGTH} characters each and 128 KiB of
+ * characters in all (a listen stream's filter bound), the sessions
  * holding subscriptions at most `streams.maxListenStreams` (a caller's oldest gives way beyond
  * `maxListenStreamsPerPrincipal`), each entry kept until its session expires.
  *
@@ -27,7 +28,13 @@ import { isSubscriptionRelay } from '../../core/change-feed.js';
 import { errorMeta, log } from '../../core/log.js';
 import { refuseMethod } from '../../core/post-only.js';
 import { localsOf, sendRefusal } from '../../core/respond.js';
-import { type ListenRouter, MAX_SUBSCRIPTION_URI_LENGTH, honouredOf, subscribe } from './listen.js';
+import {
+  type ListenRouter,
+  MAX_SUBSCRIPTION_FILTER_LENGTH,
+  MAX_SUBSCRIPTION_URI_LENGTH,
+  honouredOf,
+  subscribe,
+} from './listen.js';
 import { DISPATCH, type DispatchConfig } from './options.js';
 import type { RpcError } from './rpc-errors.js';
 import { Reply } from './reply.js';
@@ -38,9 +45,10 @@ export const MAX_SESSION_SUBSCRIPTIONS = 1000;
 /** Longest a timer may wait (setTimeout's limit); a session expiring later is checked again then. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** A session's subscriptions: the URIs, whose caller, until when. */
+/** A session's subscriptions: the URIs (and their length in all), whose caller, until when. */
 interface Entry {
   readonly uris: Set<string>;
+  chars: number;
   readonly caller: string;
   readonly expiresAt: number;
 }
@@ -85,7 +93,7 @@ export class SessionSubscriptions {
     }
     if (e === undefined) {
       this.#makeRoom(caller, now);
-      e = { uris: new Set(), caller, expiresAt };
+      e = { uris: new Set(), chars: 0, caller, expiresAt };
       this.#entries.set(session, e);
       this.#perCaller.set(caller, (this.#perCaller.get(caller) ?? 0) + 1);
     }
@@ -96,14 +104,22 @@ export class SessionSubscriptions {
       });
       throw new McpError(r.code, r.message, r.data);
     }
+    // The URIs' length in all is bounded as one listen stream's filter is.
+    if (e.chars + uri.length > MAX_SUBSCRIPTION_FILTER_LENGTH) {
+      const r = refusal('subscription_too_large', {
+        data: { limit: 'session_subscription_chars', max: MAX_SUBSCRIPTION_FILTER_LENGTH },
+      });
+      throw new McpError(r.code, r.message, r.data);
+    }
     e.uris.add(uri);
+    e.chars += uri.length;
   }
 
   /** Forget `uri` for `session` (the entry goes with its last URI). */
   remove(session: string, uri: string): void {
     const e = this.#entries.get(session);
     if (e === undefined) return;
-    e.uris.delete(uri);
+    if (e.uris.delete(uri)) e.chars -= uri.length;
     if (e.uris.size === 0) this.#delete(session);
   }
 
