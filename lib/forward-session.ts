@@ -14,8 +14,7 @@
  *
  * Signed, not encrypted: the client can read the server's session id. Pure: keys are passed in.
  */
-import { isJsonObject } from './json.js';
-import { openToken, principalTag, signToken } from './signed-token.js';
+import { hasExactly, openToken, principalTag, signToken } from './signed-token.js';
 
 /** Longest `Mcp-Session-Id` token accepted (characters), checked before anything is decoded. */
 export const MAX_FORWARD_SESSION_LENGTH = 1024;
@@ -96,10 +95,7 @@ interface Payload {
 
 /** Exactly the members a forwarded session payload has, each of its type and bounds. */
 function isPayload(v: unknown): v is Payload {
-  if (!isJsonObject(v)) return false;
-  const keys = Object.keys(v);
-  if (keys.length !== PAYLOAD_MEMBERS.length || !PAYLOAD_MEMBERS.every((k) => Object.hasOwn(v, k)))
-    return false;
+  if (!hasExactly(v, PAYLOAD_MEMBERS)) return false;
   return (
     v.p === PURPOSE &&
     isServerSessionId(v.s) &&

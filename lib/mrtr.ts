@@ -12,12 +12,12 @@
  *
  * Pure: no I/O (node:crypto's HMAC and hashes are computations).
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { canonicalJson } from './canonical-json.js';
 import type { JsonObject } from './jsonrpc.js';
 import { clip } from './clip.js';
 import { isJsonObject } from './json.js';
-import { isBase64url } from './base64url.js';
+import { openToken, signToken } from './signed-token.js';
 
 /** The client capability each input request method needs (2026-07-28 `InputRequest`). */
 export const INPUT_REQUEST_CAPABILITY: Readonly<Record<string, string>> = Object.freeze({
@@ -207,10 +207,6 @@ function hashPrincipal(p: string): string {
         .slice(0, 22);
 }
 
-function mac(key: Uint8Array, signed: string): Buffer {
-  return createHmac('sha256', key).update(signed).digest();
-}
-
 /**
  * Sign `state` (any JSON value, or `undefined` for none) bound to `binding`, valid until `expiresAt` (ms since the
  * epoch). The token is `v1.<payload>.<mac>`, both base64url.
@@ -228,9 +224,7 @@ export function signRequestState(
     e: Math.floor(expiresAt),
   };
   if (state !== undefined) payload.s = state;
-  const body = Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url');
-  const signed = `${TOKEN_VERSION}.${body}`;
-  return `${signed}.${mac(key, signed).toString('base64url')}`;
+  return signToken(TOKEN_VERSION, payload, key);
 }
 
 /**
@@ -244,32 +238,9 @@ export function verifyRequestState(
   keys: readonly Uint8Array[],
   now: number,
 ): StateVerifyResult {
-  if (typeof token !== 'string') return { ok: false, reason: 'malformed' };
-  if (token.length > MAX_REQUEST_STATE_LENGTH) return { ok: false, reason: 'too_large' };
-  const first = token.indexOf('.');
-  const last = token.lastIndexOf('.');
-  if (first < 0 || last === first) return { ok: false, reason: 'malformed' };
-  const version = token.slice(0, first);
-  const body = token.slice(first + 1, last);
-  const sig = token.slice(last + 1);
-  if (version !== TOKEN_VERSION || !isBase64url(body) || !isBase64url(sig))
-    return { ok: false, reason: 'malformed' };
-  const given = Buffer.from(sig, 'base64url');
-  // Canonical encoding only: a signature with stray trailing bits would otherwise decode to the same bytes.
-  if (given.toString('base64url') !== sig) return { ok: false, reason: 'malformed' };
-  const signed = token.slice(0, last);
-  let valid = false;
-  for (const key of keys) {
-    const expected = mac(key, signed);
-    if (expected.length === given.length && timingSafeEqual(expected, given)) valid = true;
-  }
-  if (!valid) return { ok: false, reason: 'bad_signature' };
-  let payload: unknown;
-  try {
-    payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
-  } catch {
-    return { ok: false, reason: 'malformed' };
-  }
+  const opened = openToken(token, TOKEN_VERSION, MAX_REQUEST_STATE_LENGTH, keys);
+  if (!opened.ok) return opened;
+  const payload = opened.payload;
   if (!isJsonObject(payload) || typeof payload.e !== 'number' || typeof payload.m !== 'string') {
     return { ok: false, reason: 'malformed' };
   }

@@ -16,7 +16,7 @@
  */
 import type { JsonObject } from './jsonrpc.js';
 import { isJsonObject } from './json.js';
-import { openToken, principalTag, signToken } from './signed-token.js';
+import { hasExactly, openToken, principalTag, signToken } from './signed-token.js';
 
 /** The client capabilities a session keeps: those that allow a server-to-client request. */
 export const SESSION_CAPABILITIES: readonly string[] = ['elicitation', 'sampling', 'roots'];
@@ -147,10 +147,7 @@ interface ClaimsPayload {
 
 /** Exactly the members a session payload has, each of its type and bounds. */
 function isClaimsPayload(v: unknown): v is ClaimsPayload {
-  if (!isJsonObject(v)) return false;
-  const keys = Object.keys(v);
-  if (keys.length !== PAYLOAD_MEMBERS.length || !PAYLOAD_MEMBERS.every((k) => Object.hasOwn(v, k)))
-    return false;
+  if (!hasExactly(v, PAYLOAD_MEMBERS)) return false;
   return (
     v.p === PURPOSE &&
     typeof v.v === 'string' &&

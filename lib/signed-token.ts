@@ -1,6 +1,6 @@
 /**
- * The signed tokens that carry state without storage (a legacy session's `Mcp-Session-Id`, a forwarded
- * session's): `<prefix>.<payload>.<mac>`, the payload base64url JSON, the MAC base64url HMAC-SHA256 over
+ * The signed tokens that carry state without storage (an input-required round's `requestState`, a legacy
+ * session's `Mcp-Session-Id`, a forwarded session's): `<prefix>.<payload>.<mac>`, the payload base64url JSON, the MAC base64url HMAC-SHA256 over
  * `<prefix>.<payload>`. Opening one checks, in this order, the length, the shape and alphabet, the canonical
  * encoding, the MAC in constant time against every key (the first signs; the others are older keys still
  * accepted during a rotation), and only then decodes the payload: unauthenticated input is never parsed.
@@ -10,6 +10,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { isBase64url } from './base64url.js';
+import { isJsonObject } from './json.js';
 
 /** Why a token did not open. */
 export type SignedTokenFailure = 'malformed' | 'too_large' | 'bad_signature';
@@ -69,4 +70,10 @@ export function openToken(
   } catch {
     return { ok: false, reason: 'malformed' };
   }
+}
+
+/** True for a JSON object whose own members are exactly `members` (a token's payload has no other). */
+export function hasExactly(v: unknown, members: readonly string[]): v is Record<string, unknown> {
+  if (!isJsonObject(v)) return false;
+  return Object.keys(v).length === members.length && members.every((k) => Object.hasOwn(v, k));
 }
