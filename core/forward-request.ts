@@ -24,7 +24,7 @@ import { aggregateList, isAggregated, viewListResult } from './forward-lists.js'
 import { errorMeta, log } from './log.js';
 import { onParsed } from './parse-step.js';
 import { type RelayContext, refuseUpstream, relay } from './relay.js';
-import { localsOf, sendInternalError, sendRefusal } from './respond.js';
+import { localsOf, sendError, sendInternalError, sendRefusal } from './respond.js';
 import { resolveThrough, toolViewsOf } from './tool-views.js';
 import type { Middleware } from './types.js';
 
@@ -253,17 +253,11 @@ export class Engine {
   #unknownTool(req: IncomingMessage, res: ServerResponse, mcp: McpRequest, name: string): void {
     const locals = localsOf(req);
     locals.response = { code: ErrorCode.InvalidParams };
-    const text = JSON.stringify({
-      jsonrpc: '2.0',
-      id: mcp.id,
-      error: {
-        code: ErrorCode.InvalidParams,
-        message: `Unknown tool: "${clip(name, 64)}"`,
-        data: { tool: clip(name, 256) },
-      },
+    sendError(res, 200, mcp.id, {
+      code: ErrorCode.InvalidParams,
+      message: `Unknown tool: "${clip(name, 64)}"`,
+      data: { tool: clip(name, 256) },
     });
-    res.writeHead(200, ['Content-Type', 'application/json', 'Content-Length', Buffer.byteLength(text)]);
-    res.end(text);
   }
 
   /** A legacy `notifications/cancelled`: abort the exchange it names when this caller has it in flight. */
