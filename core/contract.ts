@@ -90,6 +90,34 @@ export interface CallContext {
    * -32021 is answered in-band (a tool error on `tools/call`). Set by `dispatch()` for requests.
    */
   requireClientCapabilities?(required: Readonly<Record<string, object>>): void;
+  /**
+   * The tasks of the `io.modelcontextprotocol/tasks` extension, on a modern `tools/call` when `dispatch()` has
+   * `tasks` configured: whether this request's client declared the extension, and `start()`, which turns the call
+   * into a task. Undefined otherwise (a legacy request, another method, a dispatcher without tasks).
+   */
+  tasks?: TaskHost;
+  /** The id of the task this context's work runs in; undefined outside a task. */
+  taskId?: string;
+}
+
+/**
+ * The work of a task: called in the background with a context of its own (`ctx.taskId` set, `ctx.signal`
+ * aborted by `tasks/cancel`), and called again with `ctx.inputResponses` each time it returns
+ * `ctx.inputRequired(…)` and the client answered through `tasks/update`. It returns the call's result, or throws
+ * McpError (the task ends `failed` with that error).
+ */
+export type TaskWork = (ctx: CallContext) => unknown;
+
+/** What a `tools/call` handler can do with tasks (see {@link CallContext.tasks}). */
+export interface TaskHost {
+  /** Whether the request's client declared the tasks extension: only then may `start()` be called. */
+  readonly declared: boolean;
+  /**
+   * Create a task that runs `work` in the background; resolves with the `CreateTaskResult` to return once the task
+   * is stored (a `tasks/get` on any replica finds it). Rejects with McpError when the caller's task bounds are
+   * reached, or when the client did not declare the extension.
+   */
+  start(work: TaskWork, info: { tool: string }): Promise<JsonObject>;
 }
 
 /** A handler method. Return the result body; the dispatcher adds `resultType`, cache hints and `_meta`. */

@@ -109,7 +109,35 @@ export interface RequestLocals {
    * and `tools/call`, outermost (closest to the client) first.
    */
   [TOOL_VIEWS]?: ToolView[];
+  /**
+   * Set by `dispatch()` on a `tools/call` answered with a task (and on a `tasks/get` that found the task's worker
+   * gone): the task, and when it ends. Audit and metrics record the end; limits hold the request's slot and charge
+   * its work until then.
+   */
+  task?: TaskTrack;
   [key: string]: unknown;
+}
+
+/** How a task ended, as audit and metrics record it. */
+export interface TaskEnd {
+  status: 'completed' | 'failed' | 'cancelled';
+  /** `ok`, `tool_error` (a result with `isError`), `error` (a JSON-RPC error), `cancelled`, `lost` (its worker went away). */
+  outcome: 'ok' | 'tool_error' | 'error' | 'cancelled' | 'lost';
+  /** The JSON-RPC error code of a failed task. */
+  code?: number;
+  /** From the task's creation to its end, in milliseconds (on the replica that ran it). */
+  elapsedMs: number;
+}
+
+/** A task seen from the request that made it (see {@link RequestLocals.task}). */
+export interface TaskTrack {
+  readonly taskId: string;
+  /** The registered tool the task runs. */
+  readonly tool: string | undefined;
+  /** The end, once the task has ended here. */
+  readonly ended: TaskEnd | undefined;
+  /** Call `listener` once when the task ends (at once when it has); listeners' exceptions are logged and ignored. */
+  onEnd(listener: (end: TaskEnd) => void): void;
 }
 
 /** A Connect/Express middleware. */
