@@ -110,18 +110,22 @@ export function memoryTaskStore(options: Readonly<MemoryTaskStoreOptions> = {}):
   return {
     async create(task, bounds) {
       const t = now();
-      let o = owners.get(task.owner);
-      if (o) sweepOwner(task.owner, o, t);
-      o = owners.get(task.owner);
-      const text = JSON.stringify(task);
-      const bytes = Buffer.byteLength(text);
+      const held = owners.get(task.owner);
+      if (held) sweepOwner(task.owner, held, t);
+      // Expired tasks of other owners count until swept: sweep them all before refusing for the global bound.
+      if (total >= maxTasks) sweep();
+      const o = owners.get(task.owner);
+      if (o?.tasks.has(task.id)) return { ok: false, reason: 'conflict' };
       if (total >= maxTasks || (o?.tasks.size ?? 0) >= bounds.maxTasks)
         return { ok: false, reason: 'task_limit' };
+      const text = JSON.stringify(task);
+      const bytes = Buffer.byteLength(text);
       if ((o?.bytes ?? 0) + bytes > bounds.maxBytes) return { ok: false, reason: 'task_bytes' };
-      if (o?.tasks.has(task.id)) return { ok: false, reason: 'conflict' };
-      if (!o) owners.set(task.owner, (o = { tasks: new Map(), bytes: 0 }));
-      o.tasks.set(task.id, { text, bytes, expiresAt: expiresAt(task), rev: task.rev });
-      o.bytes += bytes;
+      const entry: Entry = { text, bytes, expiresAt: expiresAt(task), rev: task.rev };
+      const into = o ?? { tasks: new Map<string, Entry>(), bytes: 0 };
+      if (!o) owners.set(task.owner, into);
+      into.tasks.set(task.id, entry);
+      into.bytes += bytes;
       total++;
       return { ok: true };
     },
@@ -138,11 +142,16 @@ export function memoryTaskStore(options: Readonly<MemoryTaskStoreOptions> = {}):
     async replace(task, bounds) {
       const o = owners.get(task.owner);
       const e = o?.tasks.get(task.id);
-      if (!o || !e || e.expiresAt <= now()) return { ok: false, reason: 'gone' };
+      if (!o || !e) return { ok: false, reason: 'gone' };
+      if (e.expiresAt <= now()) {
+        drop(task.owner, o, task.id, e);
+        return { ok: false, reason: 'gone' };
+      }
       if (e.rev !== task.rev - 1) return { ok: false, reason: 'conflict' };
       const text = JSON.stringify(task);
       const bytes = Buffer.byteLength(text);
-      if (o.bytes - e.bytes + bytes > bounds.maxBytes && bytes > e.bytes)
+      // A task that does not grow is always written (its owner's bytes do not rise), one that grows within the bound.
+      if (bytes > e.bytes && o.bytes - e.bytes + bytes > bounds.maxBytes)
         return { ok: false, reason: 'task_bytes' };
       o.tasks.set(task.id, { text, bytes, expiresAt: expiresAt(task), rev: task.rev });
       o.bytes += bytes - e.bytes;
