@@ -17,6 +17,7 @@ import {
   optionError,
 } from '../../core/options.js';
 import { isJsonObject } from '../../lib/json.js';
+import type { TaskSupport } from '../../lib/tasks.js';
 import type {
   JsonSchema,
   SchemaCompiler,
@@ -40,7 +41,11 @@ export interface Entry {
   statics: Readonly<Record<string, unknown>>;
   /** The definition every caller sees when the tool has no describe(), per revision (frozen, shared). */
   defs: Readonly<Record<Era, ToolDefinition>>;
+  /** Whether a call may run as a task (`forbidden` when the tool does not say). */
+  taskSupport: TaskSupport;
 }
+
+const TASK_SUPPORT: readonly TaskSupport[] = ['forbidden', 'optional', 'required'];
 
 const NO_ARGUMENTS: JsonObject = deepFreeze({ type: 'object', additionalProperties: false });
 
@@ -56,6 +61,8 @@ const TOOL_KEYS: readonly (keyof Tool)[] = [
   'outputSchema',
   'describe',
   'call',
+  'taskSupport',
+  'prepare',
 ];
 
 /** The characters the spec says a tool name should hold (2025-11-25 and 2026-07-28): `A-Z a-z 0-9 _ - .`. */
@@ -86,6 +93,7 @@ export function prepareEntry(tool: Tool, compiler: SchemaCompiler, anyName = fal
   }
   if (tool.describe !== undefined && typeof tool.describe !== 'function')
     throw definitionError(OPTION_ERRORS.invalid, `${where}: describe must be a function`);
+  const taskSupport = taskSupportOf(tool, where);
   const inputSchema = inputSchemaOf(tool, where);
   const outputSchema = outputSchemaOf(tool, where);
   const statics = staticFields(tool, where);
@@ -115,11 +123,39 @@ export function prepareEntry(tool: Tool, compiler: SchemaCompiler, anyName = fal
     validateInput,
     validateOutput,
     params: Object.freeze(headers.params),
+    taskSupport,
     defs: Object.freeze({
       legacy: Object.freeze(definition(shape, undefined, 'legacy')),
       modern: Object.freeze(definition(shape, undefined, 'modern')),
     }),
   };
+}
+
+/**
+ * The tool's task support: one of `forbidden`, `optional`, `required` (absent: `forbidden`). A `prepare` must be
+ * a function, and only a tool that may run as a task has one (it runs only before a task is made).
+ */
+function taskSupportOf(tool: Tool, where: string): TaskSupport {
+  const given: unknown = tool.taskSupport;
+  if (given !== undefined && !(TASK_SUPPORT as readonly unknown[]).includes(given)) {
+    const near = typeof given === 'string' ? closest(given, TASK_SUPPORT) : undefined;
+    const hint = near === undefined ? '' : `; did you mean "${near}"?`;
+    throw definitionError(
+      OPTION_ERRORS.invalid,
+      `${where}: taskSupport must be "forbidden", "optional" or "required", got ${JSON.stringify(clip(String(given)))}${hint}`,
+    );
+  }
+  const support = (given as TaskSupport | undefined) ?? 'forbidden';
+  if (tool.prepare !== undefined) {
+    if (typeof tool.prepare !== 'function')
+      throw definitionError(OPTION_ERRORS.invalid, `${where}: prepare must be a function`);
+    if (support === 'forbidden')
+      throw definitionError(
+        OPTION_ERRORS.invalid,
+        `${where}: prepare runs only before a task is made; set taskSupport to "optional" or "required"`,
+      );
+  }
+  return support;
 }
 
 function checkName(name: unknown, anyName: boolean): string {

@@ -20,9 +20,10 @@ import { encodedOnce } from '../../lib/encode.js';
 import { type Era, ErrorCode, McpError } from '../../lib/errors.js';
 import type { JsonObject } from '../../lib/jsonrpc.js';
 import { isInputRequiredResult } from '../../lib/mrtr.js';
+import { TASKS_EXTENSION, TASKS_REQUIRED_CAPABILITIES } from '../../lib/tasks.js';
 import { type ParamHeader, checkParamHeaders } from '../../lib/xmcpheader.js';
 import { CHANGES, ChangeFeed } from '../../core/change-feed.js';
-import { type CallContext, HANDLER_METHODS } from '../../core/contract.js';
+import { type CallContext, HANDLER_METHODS, type TaskWork } from '../../core/contract.js';
 import type { Awaitable } from '../../core/maybe-promise.js';
 import { checkPageSize, pageOrThrow } from '../shared.js';
 import { isJsonObject } from '../../lib/json.js';
@@ -69,8 +70,16 @@ const OPTIONS: readonly (keyof ToolRegistryOptions)[] = [
   'allowAnyToolName',
 ];
 
-/** What a call has come to so far: the after hook's record, filled in as the call proceeds. */
-type CallRecord = Omit<ToolCallEnd, 'outcome' | 'elapsedMs'> & { outcome?: ToolCallOutcome };
+/**
+ * What a call has come to so far: the after hook's record, filled in as the call proceeds. `started` is set when
+ * the after hook observes the call; `task` while a call answered with a task waits for both its request and its
+ * work to end (the hook runs when the count reaches 0).
+ */
+type CallRecord = Omit<ToolCallEnd, 'outcome' | 'elapsedMs'> & {
+  outcome?: ToolCallOutcome;
+  started?: number;
+  task?: { pending: number };
+};
 
 /**
  * The registry of tools: the `tools` handler object for `dispatch()` and the x-mcp-header lookup.
@@ -277,7 +286,7 @@ export class ToolRegistry {
 
   /** A call with the after hook: it sees every call exactly once, however the call ended, and is awaited. */
   async #runObserved(record: CallRecord): Promise<CallToolResult> {
-    const started = performance.now();
+    record.started = performance.now();
     try {
       return await this.#run(record);
     } catch (err) {
@@ -285,16 +294,29 @@ export class ToolRegistry {
       record.outcome ??= 'error';
       throw err;
     } finally {
-      const info: ToolCallEnd = {
-        ...record,
-        outcome: record.outcome ?? 'error',
-        elapsedMs: performance.now() - started,
-      };
-      try {
-        await this.#after!(info);
-      } catch (e) {
-        this.#log('ToolRegistry: after hook failed', e);
-      }
+      await this.#report(record);
+    }
+  }
+
+  /** Run the after hook for a call that has ended (a task's: once its request and its work both have). */
+  async #report(record: CallRecord): Promise<void> {
+    const task = record.task;
+    if (task !== undefined && (task.pending <= 0 || --task.pending > 0)) return;
+    const { name, tool, args, ctx, result, error } = record;
+    const info: ToolCallEnd = {
+      name,
+      args,
+      ctx,
+      outcome: record.outcome ?? 'error',
+      elapsedMs: performance.now() - (record.started ?? performance.now()),
+    };
+    if (tool !== undefined) info.tool = tool;
+    if (result !== undefined) info.result = result;
+    if (error !== undefined) info.error = error;
+    try {
+      await this.#after!(info);
+    } catch (e) {
+      this.#log('ToolRegistry: after hook failed', e);
     }
   }
 
@@ -343,10 +365,98 @@ export class ToolRegistry {
       return r;
     }
     record.outcome = 'error';
+    const support = entry.taskSupport;
+    const declared = ctx.tasks?.declared === true;
+    if (support === 'required' && !declared) return this.#taskRequired(entry, record);
     const invoke = (): Awaitable<CallToolResult> =>
-      then(entry.tool.call(args, ctx), (r) => this.#settle(entry, r, record));
+      support !== 'forbidden' && declared
+        ? this.#prepareTask(entry, record)
+        : then(entry.tool.call(args, ctx), (r) => this.#settle(entry, r, record));
     if (this.#before === undefined) return invoke();
     return then(this.#before({ name, tool: entry.tool.name, args, ctx }), invoke);
+  }
+
+  /**
+   * A task-only tool called by a client that did not declare the tasks extension: -32021 naming it (modern); a
+   * 2025-11-25 client, which cannot declare it, gets a tool error saying so (as for any capability it lacks).
+   */
+  #taskRequired(entry: Entry, record: CallRecord): CallToolResult {
+    const tool = JSON.stringify(clip(entry.tool.name));
+    if (record.ctx.era === 'legacy') {
+      const text = `Tool ${tool} runs only as a task, which this server offers to 2026-07-28 clients declaring the ${TASKS_EXTENSION} extension`;
+      const r: CallToolResult = { content: [{ type: 'text', text }], isError: true };
+      record.outcome = 'tool_error';
+      record.result = r;
+      return r;
+    }
+    throw new McpError(
+      ErrorCode.MissingRequiredClientCapability,
+      `Tool ${tool} runs only as a task: declare the ${TASKS_EXTENSION} extension in the request's client capabilities`,
+      { requiredCapabilities: TASKS_REQUIRED_CAPABILITIES },
+    );
+  }
+
+  /**
+   * A call that becomes a task: the tool's prepare() first (its input request or result is the answer, no task
+   * made), then the task, whose CreateTaskResult is the answer.
+   */
+  #prepareTask(entry: Entry, record: CallRecord): Awaitable<CallToolResult> {
+    if (entry.tool.prepare === undefined) return this.#startTask(entry, record);
+    return then(entry.tool.prepare(record.args, record.ctx), (prepared) =>
+      prepared === undefined || prepared === null
+        ? this.#startTask(entry, record)
+        : this.#settle(entry, prepared, record),
+    );
+  }
+
+  /** Create the task; the after hook, when there is one, runs when its work ends. */
+  #startTask(entry: Entry, record: CallRecord): Promise<CallToolResult> {
+    const work: TaskWork = (tctx) => this.#taskRound(entry, record, tctx);
+    if (this.#after !== undefined) record.task = { pending: 2 };
+    return record.ctx.tasks!.start(work, { tool: entry.tool.name }).then(
+      (created) => created as unknown as CallToolResult,
+      (err: unknown) => {
+        // No task: the request's end is the call's end.
+        delete record.task;
+        throw err;
+      },
+    );
+  }
+
+  /**
+   * One round of a task's work: the tool called with the task's context and its result checked as a direct
+   * call's is. An input request leaves the task waiting (called again with the answers); anything else ends it.
+   */
+  async #taskRound(entry: Entry, record: CallRecord, tctx: CallContext): Promise<unknown> {
+    let result: CallToolResult;
+    try {
+      const r: unknown = await entry.tool.call(record.args, tctx);
+      if (isInputRequiredResult(r)) return r;
+      result = this.#checkResult(entry, r, tctx);
+    } catch (err) {
+      await this.#taskEnded(record, tctx, tctx.signal.aborted ? 'cancelled' : 'error', { error: err });
+      throw err;
+    }
+    const outcome = tctx.signal.aborted ? 'cancelled' : result.isError === true ? 'tool_error' : 'ok';
+    await this.#taskEnded(record, tctx, outcome, { result });
+    return result;
+  }
+
+  /** A task's work ended: the record takes its outcome, and the after hook runs (once the request is done too). */
+  async #taskEnded(
+    record: CallRecord,
+    tctx: CallContext,
+    outcome: ToolCallOutcome,
+    end: { result?: CallToolResult; error?: unknown },
+  ): Promise<void> {
+    if (record.task === undefined) return;
+    record.ctx = tctx;
+    record.outcome = outcome;
+    delete record.result;
+    delete record.error;
+    if (end.result !== undefined) record.result = end.result;
+    if ('error' in end) record.error = end.error;
+    await this.#report(record);
   }
 
   /** The tool's answer: an input-required result as it is (the dispatcher checks it), else the checked result. */

@@ -11,8 +11,9 @@ import type { ResourceEntry } from '../resources/types.js';
 import type { Awaitable } from '../../core/maybe-promise.js';
 import type { ContentAnnotations } from '../shared.js';
 import type { Logger } from '../../core/types.js';
+import type { TaskSupport } from '../../lib/tasks.js';
 
-export type { ContentAnnotations };
+export type { ContentAnnotations, TaskSupport };
 
 /** A JSON Schema (2020-12 by default): an object, or `true`/`false`. */
 export type JsonSchema = JsonObject | boolean;
@@ -108,6 +109,20 @@ export interface Tool<A extends JsonObject = JsonObject> {
    * client for input (you are called again with `ctx.inputResponses`); throw McpError for a JSON-RPC error.
    */
   call(args: A, ctx: CallContext): Awaitable<CallToolResult | InputRequiredResult>;
+  /**
+   * Whether a call may run as a task (the `io.modelcontextprotocol/tasks` extension, served when `dispatch()` has
+   * `tasks`): `'forbidden'` (the default: always called directly), `'optional'` (a task when the request's client
+   * declares the extension, a direct call otherwise) or `'required'` (a task, or -32021 for a client that does
+   * not declare the extension). `call` is the same function either way; in a task its `ctx` has `taskId`.
+   */
+  taskSupport?: TaskSupport;
+  /**
+   * Runs in the request before a task is made (tools with `taskSupport` only, and only when the call becomes a
+   * task): return `ctx.inputRequired(…)` to ask the client for input first (answered as a multi round-trip
+   * request, no task yet), a result to answer at once without a task, or nothing to make the task. `call`'s first
+   * round sees the same `ctx.inputResponses`.
+   */
+  prepare?(args: A, ctx: CallContext): Awaitable<CallToolResult | InputRequiredResult | undefined | void>;
 }
 
 /** What the before hook sees. */
@@ -122,9 +137,20 @@ export interface ToolCallStart {
 
 /** How a call ended. */
 export type ToolCallOutcome =
-  'ok' | 'tool_error' | 'unknown_tool' | 'invalid_arguments' | 'input_required' | 'error';
+  | 'ok'
+  | 'tool_error'
+  | 'unknown_tool'
+  | 'invalid_arguments'
+  | 'input_required'
+  | 'error'
+  /** A task's work ended after `tasks/cancel` aborted its `ctx.signal`. */
+  | 'cancelled';
 
-/** What the after hook sees: every call, refusals included, exactly once. */
+/**
+ * What the after hook sees: every call, refusals included, exactly once. A call answered with a task is reported
+ * when the task's work ends (`ctx` is then the task's, with `ctx.taskId`), with the tool's own outcome; a task
+ * whose work never ends on this server (expired while waiting for input, its server gone) is not reported.
+ */
 export interface ToolCallEnd {
   name: string;
   /** The registered tool, when the name resolved to a visible one. */
