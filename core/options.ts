@@ -63,6 +63,8 @@ const OPTION_DOCS: ReadonlyMap<string, string> = new Map([
   ['ToolRegistry.register', 'docs/handlers/tools.md#usage'],
   ['McpTestClient', 'docs/testing.md#options'],
   ['TestIssuer', 'docs/testing.md#testissuer'],
+  ['memoryTaskStore', 'docs/guides/tasks.md#stores'],
+  ['redisTaskStore', 'docs/guides/tasks.md#stores'],
 ]);
 
 /** Where `factory`'s options are documented (`docs/….md#anchor`), or `undefined` for a name not listed. */

@@ -171,3 +171,8 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
 }
 
 export type { CacheHint, Implementation, ServerCapabilities };
+export {
+  redisTaskStore,
+  type RedisTaskStoreClient,
+  type RedisTaskStoreOptions,
+} from '../../core/task-store-redis.js';
