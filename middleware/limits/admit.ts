@@ -48,6 +48,8 @@ interface Attempt {
   closed: boolean;
   /** When the request was admitted (`performance.now()`); -1 until then. */
   admittedAt: number;
+  /** The response closed while its task ran: the release waits for the task's end. */
+  waiting: boolean;
 }
 
 export interface Admission {
@@ -73,6 +75,15 @@ export interface Admission {
  */
 const isLongLived = (req: IncomingMessage, mcp: McpRequest | undefined): boolean =>
   req.method === 'GET' || mcp?.method === 'subscriptions/listen';
+
+/**
+ * A task's requests: each reads or writes the stored task and answers at once. Holding a slot for them would let
+ * a caller's running tasks (each holding its creating call's slot) lock it out of polling, answering and
+ * cancelling those very tasks. They count against rpm like any request.
+ */
+const TASK_METHODS: ReadonlySet<string> = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
+const isTaskRequest = (mcp: McpRequest | undefined): boolean =>
+  typeof mcp?.method === 'string' && TASK_METHODS.has(mcp.method);
 
 /** The id of the request, read from at most 64 KiB of body and within a second; undefined when not readable. */
 async function peekId(req: IncomingMessage): Promise<unknown> {
@@ -186,18 +197,30 @@ export function createAdmission(config: LimitsConfig, limiter: Limiter): Admissi
     sendUnavailable(a.req, a.res).catch((err: unknown) => sendInternalError(a.req, a.res, err, NAME, logger));
   };
 
-  /** The answer ends, or the response closed: an admitted request gives its slots back and adds its work. */
+  /** Give the slots back and add the request's work: what it charged, else its time since admission. */
+  const finish = (a: Attempt): Promise<void> | void => {
+    if (config.costBudgetPerHour === 0) return releaseAll(a, 0);
+    const work = workMs(a.req.locals?.chargedMs, performance.now() - a.admittedAt);
+    hooks.onCharge(work.ms, work.source);
+    return releaseAll(a, work.ms);
+  };
+
+  /**
+   * The answer ends, or the response closed: an admitted request gives its slots back and adds its work. A
+   * request answered with a task that still runs (`locals.task`) keeps its slots, and its work is measured and
+   * charged, when the task ends.
+   */
   const settle = (a: Attempt): Promise<void> | void => {
     a.closed = true;
     if (a.tracked) {
       a.tracked = false;
       gate.track(a.key, false);
     }
-    if (a.admittedAt < 0 || !a.ticket) return; // before admission, the verdict sees `closed` and gives the slots back
-    if (config.costBudgetPerHour === 0) return releaseAll(a, 0);
-    const work = workMs(a.req.locals?.chargedMs, performance.now() - a.admittedAt);
-    hooks.onCharge(work.ms, work.source);
-    return releaseAll(a, work.ms);
+    if (a.admittedAt < 0 || !a.ticket || a.waiting) return; // before admission, the verdict sees `closed`
+    const task = a.req.locals?.task;
+    if (task === undefined || task.ended !== undefined) return finish(a);
+    a.waiting = true;
+    task.onEnd(() => void finish(a));
   };
 
   return {
@@ -217,6 +240,7 @@ export function createAdmission(config: LimitsConfig, limiter: Limiter): Admissi
         ticket: undefined,
         closed: false,
         admittedAt: -1,
+        waiting: false,
       };
       // A GET stream's duration is the client's listening, not work: it charges the budget what the final
       // handler charges (nothing, unless it says otherwise), as the dispatcher does for a listen stream.
@@ -224,7 +248,7 @@ export function createAdmission(config: LimitsConfig, limiter: Limiter): Admissi
       // Settled when the response closes, or before the answer's last bytes when it holds a set's last slot.
       releaseBeforeAnswer(res, a, settle);
       try {
-        const verdict = limiter.admit(a.key, !a.longLived);
+        const verdict = limiter.admit(a.key, !a.longLived && !isTaskRequest(mcp));
         if (!isThenable(verdict)) decide(a, verdict, next);
         else verdict.then((v) => decide(a, v, next)).catch((e: unknown) => fail(a, e));
       } catch (e) {
