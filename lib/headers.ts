@@ -6,15 +6,19 @@
 import { type Refusal, refusal } from './errors.js';
 import { decodeHeaderValue } from './sentinel.js';
 import { clip } from './clip.js';
-import { METHOD_TARGETS } from './routing.js';
+import { METHOD_TARGETS, type MethodTarget } from './routing.js';
 
-/** Methods whose target is mirrored into `Mcp-Name`, and the params member it mirrors. */
-export const NAME_MEMBER: Readonly<Record<string, 'name' | 'uri'>> = Object.freeze(
+/**
+ * Methods whose target is mirrored into `Mcp-Name`, and the params member it mirrors: `tools/call` and
+ * `prompts/get` (`name`), `resources/read` (`uri`), and the tasks extension's `tasks/get`, `tasks/update` and
+ * `tasks/cancel` (`taskId`).
+ */
+export const NAME_MEMBER: Readonly<Record<string, MethodTarget['member']>> = Object.freeze(
   Object.fromEntries([...METHOD_TARGETS].filter(([, t]) => t.mcpName).map(([m, t]) => [m, t.member])),
 );
 
 /** {@link NAME_MEMBER} as a Map: a method from the request is a key of nothing else (`constructor`, `__proto__`). */
-const NAME_MEMBER_OF: ReadonlyMap<string, 'name' | 'uri'> = new Map(Object.entries(NAME_MEMBER));
+const NAME_MEMBER_OF: ReadonlyMap<string, MethodTarget['member']> = new Map(Object.entries(NAME_MEMBER));
 
 export interface StandardHeaders {
   protocolVersion?: string | undefined;

@@ -218,16 +218,16 @@ export function hasCapability(capabilities: Readonly<Record<string, unknown>>, c
 
 /** What a method's params name as its target: the member holding it and the kind of thing it is. */
 export interface MethodTarget {
-  readonly member: 'name' | 'uri';
-  readonly kind: 'tool' | 'prompt' | 'resource';
+  readonly member: 'name' | 'uri' | 'taskId';
+  readonly kind: 'tool' | 'prompt' | 'resource' | 'task';
   /** The target is mirrored into the `Mcp-Name` header (modern requests). */
   readonly mcpName: boolean;
 }
 
 /**
- * The methods whose params name a target (`tools/call` → `name`, `resources/read` → `uri`, …): the one table
- * the request view, the header check, the audit record and the dispatcher's failure log read. A Map: the
- * method is the request's, any string at all.
+ * The methods whose params name a target (`tools/call` → `name`, `resources/read` → `uri`, `tasks/get` →
+ * `taskId`, …): the one table the request view, the header check, the audit record and the dispatcher's failure
+ * log read. A Map: the method is the request's, any string at all.
  */
 export const METHOD_TARGETS: ReadonlyMap<string, MethodTarget> = new Map<string, MethodTarget>([
   ['tools/call', { member: 'name', kind: 'tool', mcpName: true }],
@@ -235,4 +235,8 @@ export const METHOD_TARGETS: ReadonlyMap<string, MethodTarget> = new Map<string,
   ['resources/read', { member: 'uri', kind: 'resource', mcpName: true }],
   ['resources/subscribe', { member: 'uri', kind: 'resource', mcpName: false }],
   ['resources/unsubscribe', { member: 'uri', kind: 'resource', mcpName: false }],
+  // The tasks extension: `Mcp-Name` carries the task id, so a balancer can route a task's requests.
+  ['tasks/get', { member: 'taskId', kind: 'task', mcpName: true }],
+  ['tasks/update', { member: 'taskId', kind: 'task', mcpName: true }],
+  ['tasks/cancel', { member: 'taskId', kind: 'task', mcpName: true }],
 ]);

@@ -1,9 +1,10 @@
 /**
  * `checkHeaders()`: header consistency for modern requests. `MCP-Protocol-Version` present; `Mcp-Method` equal
  * to the body's method (values case-sensitive, names case-insensitive); `Mcp-Name` present for tools/call,
- * resources/read and prompts/get and equal to the body's name/uri after Base64-sentinel decoding; and the
- * `Mcp-Param-*` headers a tool's `x-mcp-header` annotations ask for, checked against the call's arguments
- * (the schema comes from `paramHeaders`, e.g. a ToolRegistry's `paramHeaders`). Every refusal is 400 / -32020.
+ * resources/read, prompts/get and tasks/get|update|cancel and equal to the body's name/uri/taskId after
+ * Base64-sentinel decoding; and the `Mcp-Param-*` headers a tool's `x-mcp-header` annotations ask for, checked
+ * against the call's arguments (the schema comes from `paramHeaders`, e.g. a ToolRegistry's `paramHeaders`).
+ * Every refusal is 400 / -32020.
  * Legacy requests and notifications pass untouched (stray Mcp-* headers on them are ignored).
  * @see docs/middleware/check-headers.md
  */

@@ -1,4 +1,4 @@
-import { checkStandardHeaders } from '../../lib/headers';
+import { NAME_MEMBER, checkStandardHeaders } from '../../lib/headers';
 
 type Row = [
   label: string,
@@ -200,6 +200,68 @@ const rows: Row[] = [
     { protocolVersion: V, method: 'tools/call', name: '42' },
     'header_mismatch',
   ],
+  // The tasks extension (SEP-2663 §Streamable HTTP: Routing Headers): Mcp-Name mirrors params.taskId.
+  ...(['tasks/get', 'tasks/update', 'tasks/cancel'] as const).flatMap((m): Row[] => [
+    [
+      `${m}: Mcp-Name equal to taskId`,
+      m,
+      { taskId: 'aB3-_x' },
+      { protocolVersion: V, method: m, name: 'aB3-_x' },
+      null,
+    ],
+    [
+      `${m}: Mcp-Name missing`,
+      m,
+      { taskId: 'aB3-_x' },
+      { protocolVersion: V, method: m },
+      'missing_header',
+      { header: 'Mcp-Name' },
+    ],
+    [
+      `${m}: Mcp-Name another task's id`,
+      m,
+      { taskId: 'aB3-_x' },
+      { protocolVersion: V, method: m, name: 'other' },
+      'header_mismatch',
+      { header: 'Mcp-Name', headerValue: 'other', bodyValue: 'aB3-_x' },
+    ],
+    [
+      `${m}: Mcp-Name names the tool, not the task`,
+      m,
+      { taskId: 'aB3-_x', name: 'slow_compute' },
+      { protocolVersion: V, method: m, name: 'slow_compute' },
+      'header_mismatch',
+    ],
+    [
+      `${m}: taskId not a string`,
+      m,
+      { taskId: 7 },
+      { protocolVersion: V, method: m, name: '7' },
+      'header_mismatch',
+      { header: 'Mcp-Name', headerValue: '7', bodyValue: '' },
+    ],
+    [
+      `${m}: taskId absent, Mcp-Name sent`,
+      m,
+      {},
+      { protocolVersion: V, method: m, name: 'x' },
+      'header_mismatch',
+    ],
+    [
+      `${m}: Mcp-Name as a Base64 sentinel`,
+      m,
+      { taskId: 'tâche' },
+      { protocolVersion: V, method: m, name: '=?base64?' + Buffer.from('tâche').toString('base64') + '?=' },
+      null,
+    ],
+  ]),
+  [
+    'tasks/list names no task: no Mcp-Name needed',
+    'tasks/list',
+    {},
+    { protocolVersion: V, method: 'tasks/list' },
+    null,
+  ],
 ];
 
 describe('checkStandardHeaders table', () => {
@@ -215,5 +277,16 @@ describe('checkStandardHeaders table', () => {
     expect(r!.code).toBe(-32020);
     expect(r!.status).toBe(400);
     if (data !== undefined) expect(r!.data).toEqual(data);
+  });
+});
+
+test('NAME_MEMBER: the methods whose target Mcp-Name mirrors, and the member', () => {
+  expect(NAME_MEMBER).toEqual({
+    'tools/call': 'name',
+    'prompts/get': 'name',
+    'resources/read': 'uri',
+    'tasks/get': 'taskId',
+    'tasks/update': 'taskId',
+    'tasks/cancel': 'taskId',
   });
 });
