@@ -1,6 +1,7 @@
 /**
  * `audit()`: one log record per HTTP request to the MCP endpoint, written when the response finishes (or the
- * client goes away), refused requests included. Mount it first, before every middleware that can refuse.
+ * client goes away), refused requests included, and one more when a task the request made (or found ended) ends.
+ * Mount it first, before every middleware that can refuse.
  *
  * The record has fixed keys ({@link AUDIT_KEYS}), every one always present. It never holds the answer nor the
  * arguments (only their SHA-256, unless `arguments` names some to record); every caller-authored string is
@@ -14,7 +15,7 @@ import { mountOrderCheck } from '../../core/mount-order.js';
 import type { Middleware } from '../../core/types.js';
 import { createByteCounter } from './byte-count.js';
 import { type AuditOptions, resolveAuditOptions } from './options.js';
-import { type AuditRecord, createRecordBuilder } from './record.js';
+import { type AuditRecord, createRecordBuilder, taskEndRecord } from './record.js';
 import { createAuditSink } from './winston.js';
 
 export { AUDIT_CAPS, AUDIT_KEYS, type AuditKey, type AuditRecord } from './record.js';
@@ -62,18 +63,37 @@ export function audit(options: AuditOptions): AuditMiddleware {
     consequence: 'its outcome is unknown and is recorded as ok',
     docs: 'docs/middleware/audit.md#in-front-of-another-final-handler',
   });
+  /** The record of `req`, or undefined when building it threw (reported). */
+  const recordOf = (...args: Parameters<typeof buildRecord>): AuditRecord | undefined => {
+    try {
+      return buildRecord(...args);
+    } catch (err) {
+      onError(err);
+      return undefined;
+    }
+  };
   const counter = createByteCounter({
     onEnd(res, tracking, finished) {
       if (finished && check.pending) check.finished(tracking.req, res);
-      if (!sink.accepts()) return;
-      let record: AuditRecord;
-      try {
-        record = buildRecord(tracking.req, res, tracking, finished);
-      } catch (err) {
-        onError(err);
-        return;
-      }
-      sink.write(record);
+      const task = tracking.req.locals?.task;
+      const record = sink.accepts() ? recordOf(tracking.req, res, tracking, finished) : undefined;
+      // The task's end gets a record of its own, after the request's (at once when the task has ended already).
+      const base = task && record ? { ...record } : undefined;
+      if (record) sink.write(record);
+      if (task === undefined) return;
+      task.onEnd((end) => {
+        if (!sink.accepts()) return;
+        const from = base ?? recordOf(tracking.req, res, tracking, finished);
+        if (!from) return;
+        let ended: AuditRecord;
+        try {
+          ended = taskEndRecord(from, task, end, Date.now());
+        } catch (err) {
+          onError(err);
+          return;
+        }
+        sink.write(ended);
+      });
     },
     onLost() {
       onError(

@@ -12,7 +12,7 @@ import type { McpRequest } from '../../lib/request.js';
 import { METHOD_TARGETS } from '../../lib/routing.js';
 import { cleanText, escapeIdentity } from '../../lib/sanitize.js';
 import { principalSource } from '../../lib/principal.js';
-import type { RequestLocals } from '../../core/types.js';
+import type { RequestLocals, TaskEnd, TaskTrack } from '../../core/types.js';
 import { CleanMemo } from './clean-memo.js';
 import { createIsoTime } from './iso-time.js';
 
@@ -49,15 +49,18 @@ export const AUDIT_KEYS = Object.freeze([
   'args_sha256',
   'args',
   'redacted',
+  'result_type',
+  'task_id',
+  'task_status',
 ] as const);
 
 export type AuditKey = (typeof AUDIT_KEYS)[number];
 
 /** One audit record (what is passed to the logger as metadata). */
 export interface AuditRecord {
-  /** Always `audit`. */
-  event: 'audit';
-  /** When the request arrived, ISO 8601 UTC. */
+  /** `audit` for a request; `task_end` for the end of a task (see {@link taskEndRecord}). */
+  event: 'audit' | 'task_end';
+  /** When the request arrived (a `task_end` record: when the task ended), ISO 8601 UTC. */
   time: string;
   /** A fresh UUID per record, or what the `requestId` option returned. */
   request_id: string;
@@ -105,8 +108,11 @@ export interface AuditRecord {
   refused_by: string;
   /** HTTP status sent. */
   status: number;
-  /** `ok`, `tool_error` (a tools/call result with isError), `error` (JSON-RPC error), or `aborted` (client gone). */
-  outcome: 'ok' | 'tool_error' | 'error' | 'aborted';
+  /**
+   * `ok`, `tool_error` (a tools/call result with isError), `error` (JSON-RPC error), or `aborted` (client gone); a
+   * `task_end` record: the task's (`ok`, `tool_error`, `error`, `cancelled`, `lost`).
+   */
+  outcome: 'ok' | 'tool_error' | 'error' | 'aborted' | 'cancelled' | 'lost';
   /** JSON-RPC error code when `outcome` is `error` (or a refusal's code), else null. */
   error_code: number | null;
   /** Wall time from arrival to the last byte, in milliseconds (microsecond precision). */
@@ -121,6 +127,12 @@ export interface AuditRecord {
   args: Record<string, string | number | boolean | null>;
   /** Rules that fired on the answer (from `redact()`), in rule order. */
   redacted: string[];
+  /** The answer's `resultType` (`complete`, `input_required`, `task`, …; `stream` for SSE), or `''`. */
+  result_type: string;
+  /** The task the request made (or found ended), and the task of a `task_end` record; else `''`. */
+  task_id: string;
+  /** A `task_end` record: how the task ended (`completed`, `failed`, `cancelled`); else `''`. */
+  task_status: string;
 }
 
 /** Caps (characters) per caller-authored field. */
@@ -137,6 +149,8 @@ export const AUDIT_CAPS = Object.freeze({
   target: 1024,
   request_id: 128,
   argument: 256,
+  result_type: 32,
+  task_id: 128,
 });
 
 /** The largest cap: the redactor's input budget is sized for it. */
@@ -185,7 +199,8 @@ export type BuildRecord = (
  * - escaped, not masked (escapeIdentity: nothing dropped, so two identities never read the same): `principal`
  *   (the accountable identity), `principal_source`, `auth_method`.
  * - sanitized and cut, not masked: `protocol_version` (a legacy request's header value may be anything),
- *   `detail`.
+ *   `detail`, `result_type` (a server behind `proxy()` may answer any), `task_id` (the dispatcher makes it; a
+ *   masked id could not be matched with its `task_end` record).
  * - used as they are: values this process makes (`event`, `time`, a random `request_id`, `args_sha256`, `rpc_id`
  *   from a number, the numbers), values from fixed vocabularies set by mcpware's own middlewares (`auth`, `era`,
  *   `reason`, `refused_by`, and `decision`, `outcome`, `target_type` chosen here), `redacted` (filtered to the
@@ -284,7 +299,47 @@ export function createRecordBuilder(config: RecordConfig): BuildRecord {
       args_sha256: digestOf(mcp?.arguments),
       args: recordedArgs(mcp?.arguments),
       redacted: Array.isArray(fired) ? fired.filter(isRuleName) : [],
+      result_type: cleanText(locals.response?.resultType ?? '', AUDIT_CAPS.result_type),
+      task_id: cleanText(locals.task?.taskId ?? '', AUDIT_CAPS.task_id),
+      task_status: '',
     };
+  };
+}
+
+/**
+ * The record of a task's end, from the record of the request that carried the task (the `tools/call` that made
+ * it, or the `tasks/get` that found its worker gone): that request's identity, client, method and arguments,
+ * with the task's tool as the target and its end as the status, outcome, error code and duration. The task id and
+ * tool are sanitized and cut, not masked: the server makes them (a random id, a registered tool's name), and a
+ * masked id could not be matched with the request's record.
+ */
+export function taskEndRecord(
+  base: AuditRecord,
+  task: TaskTrack,
+  end: TaskEnd,
+  endedAt: number,
+): AuditRecord {
+  const elapsed = Number.isFinite(end.elapsedMs) ? Math.max(end.elapsedMs, 0) : 0;
+  return {
+    ...base,
+    event: 'task_end',
+    time: new Date(endedAt).toISOString(),
+    target_type: 'tool',
+    target: cleanText(task.tool ?? '', AUDIT_CAPS.target),
+    decision: 'allowed',
+    reason: '',
+    detail: '',
+    refused_by: '',
+    status: 0,
+    outcome: end.outcome,
+    error_code: typeof end.code === 'number' && Number.isFinite(end.code) ? end.code : null,
+    duration_ms: Math.round(elapsed * 1000) / 1000,
+    bytes_in: 0,
+    bytes_out: 0,
+    redacted: [],
+    result_type: '',
+    task_id: cleanText(task.taskId, AUDIT_CAPS.task_id),
+    task_status: end.status,
   };
 }
 
