@@ -181,6 +181,7 @@ export type {
   ResourceLink,
   SchemaCompiler,
   SchemaValidator,
+  TaskSupport,
   TextContent,
   Tool,
   ToolAnnotations,

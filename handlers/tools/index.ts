@@ -26,6 +26,7 @@ export type {
   ResourceLink,
   SchemaCompiler,
   SchemaValidator,
+  TaskSupport,
   TextContent,
   Tool,
   ToolAnnotations,

@@ -143,7 +143,7 @@ export type ToolCallOutcome =
   | 'invalid_arguments'
   | 'input_required'
   | 'error'
-  /** A task's work ended after `tasks/cancel` aborted its `ctx.signal`. */
+  /** A task's work ended after its `ctx.signal` was aborted (`tasks/cancel`, the server's shutdown, a lost lease). */
   | 'cancelled';
 
 /**
