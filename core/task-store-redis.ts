@@ -162,12 +162,21 @@ function writeOf(answer: unknown): TaskWrite {
  * @see docs/guides/tasks.md
  * @example
  * ```ts
- * import Redis from 'ioredis';
+ * import { Redis } from 'ioredis';
  * import { dispatch, redisTaskStore } from 'mcpware/dispatch';
  * import { redisClientOptions } from 'mcpware/limits';
+ * import { parse } from 'mcpware/parse';
+ * import { ToolRegistry, ok } from 'mcpware/tools';
  *
- * const client = new Redis(process.env.REDIS_URL!, redisClientOptions);
- * app.use('/mcp', dispatch({ handlers: { tools }, serverInfo, tasks: { store: redisTaskStore({ client }) } }));
+ * const tools = new ToolRegistry({
+ *   tools: [
+ *     { name: 'report', taskSupport: 'optional', inputSchema: { type: 'object' }, call: () => ok({ done: 1 }) },
+ *   ],
+ * });
+ * const client = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', redisClientOptions);
+ * const serverInfo = { name: 'my-server', version: '1.0.0' };
+ * const store = redisTaskStore({ client });
+ * app.use('/mcp', parse(), dispatch({ handlers: { tools }, serverInfo, tasks: { store } }));
  * ```
  */
 export function redisTaskStore(options: Readonly<RedisTaskStoreOptions>): TaskStore {

@@ -79,8 +79,16 @@ interface Owner {
  * @example
  * ```ts
  * import { dispatch, memoryTaskStore } from 'mcpware/dispatch';
+ * import { parse } from 'mcpware/parse';
+ * import { ToolRegistry, ok } from 'mcpware/tools';
  *
- * app.use('/mcp', dispatch({ handlers: { tools }, serverInfo, tasks: { store: memoryTaskStore() } }));
+ * const tools = new ToolRegistry({
+ *   tools: [
+ *     { name: 'report', taskSupport: 'optional', inputSchema: { type: 'object' }, call: () => ok({ done: 1 }) },
+ *   ],
+ * });
+ * const serverInfo = { name: 'my-server', version: '1.0.0' };
+ * app.use('/mcp', parse(), dispatch({ handlers: { tools }, serverInfo, tasks: { store: memoryTaskStore() } }));
  * ```
  */
 export function memoryTaskStore(options: Readonly<MemoryTaskStoreOptions> = {}): TaskStore {
