@@ -90,6 +90,11 @@ export interface EncodeInput {
   /** The cache hint configured for the method (used when the handler set none). */
   cache?: CacheHint | undefined;
   serverInfo: Implementation;
+  /**
+   * The result is a task's (modern only): a `CreateTaskResult` (`resultType: "task"`, allowed only then) or the
+   * task `tasks/get` answers; its `ttlMs` is the task's own, kept as it is.
+   */
+  task?: boolean;
 }
 
 /** Why a handler's result cannot be sent: a server bug, answered as an internal error. */
@@ -141,6 +146,10 @@ export function encodeResult(value: unknown, input: EncodeInput): EncodeResult {
     };
   }
   const { resultType: rt, ttlMs, cacheScope } = value;
+  if (input.task === true && input.era === 'modern' && (rt === 'task' || rt === undefined)) {
+    const { resultType: _rt, ...task } = value;
+    return modernResult(task, rt === 'task' ? 'task' : 'complete', undefined, undefined, input);
+  }
   let resultType = 'complete';
   if (rt !== undefined && rt !== 'complete') {
     if (

@@ -99,6 +99,8 @@ export type RefusalReason =
   | 'method_not_found'
   | 'invalid_params'
   | 'subscription_too_large'
+  | 'unknown_task'
+  | 'task_limit'
   | 'unauthorized'
   | 'forbidden'
   | 'rate_limited'
@@ -228,6 +230,13 @@ export const REFUSALS: Readonly<Record<RefusalReason, RefusalSpec>> = {
     status: 200,
     message: 'Invalid params: the subscription is over a bound (a URI, the filter or the id is too long)',
   },
+  // One answer for a task that does not exist, is another caller's or has expired: nothing tells them apart.
+  unknown_task: {
+    code: ErrorCode.InvalidParams,
+    status: 200,
+    message: 'Failed to retrieve task: Task not found',
+  },
+  task_limit: { code: ErrorCode.RateLimited, status: 429, message: 'Task limit reached' },
   unauthorized: { code: ErrorCode.Unauthorized, status: 401, message: 'Unauthorized' },
   forbidden: { code: ErrorCode.Forbidden, status: 403, message: 'Forbidden' },
   rate_limited: { code: ErrorCode.RateLimited, status: 429, message: 'Rate limit exceeded' },

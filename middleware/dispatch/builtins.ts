@@ -13,6 +13,7 @@ import { negotiateVersion } from '../../lib/revisions.js';
 import type { HandlerMethod } from '../../core/contract.js';
 import { principalKey } from '../../lib/principal.js';
 import { HandlerContext } from './handler-context.js';
+import { discoverCapabilities } from './capabilities.js';
 import type { DispatchConfig } from './options.js';
 import type { Bound } from './route-table.js';
 import type { LegacyStreams } from './legacy-stream.js';
@@ -49,7 +50,7 @@ export function createBuiltins(
   const discover: HandlerMethod = () => {
     const out: JsonObject = {
       supportedVersions: [...supportedVersions],
-      capabilities: structuredClone(capabilities),
+      capabilities: discoverCapabilities(capabilities, config.tasks !== undefined),
     };
     if (instructions !== undefined) out.instructions = instructions;
     out._meta = { [META.serverInfo]: structuredClone(serverInfo) };

@@ -10,6 +10,7 @@ import type { ServerCapabilities } from '../../core/contract.js';
 import { type ChangeFeed, changesOf } from '../../core/change-feed.js';
 import { OPTION_ERRORS, badOption, optionError } from '../../core/options.js';
 import { isJsonObject } from '../../lib/json.js';
+import { TASKS_EXTENSION } from '../../lib/tasks.js';
 
 /** The (namespace, member) pairs each capability requires of the handlers. */
 export const REQUIRED_MEMBERS: Readonly<Record<string, readonly (readonly [string, string])[]>> = {
@@ -126,4 +127,16 @@ function deriveCapabilities(has: Has, feeds: Feeds): ServerCapabilities {
       caps.resources = { subscribe: true };
   }
   return caps;
+}
+
+/**
+ * The capabilities `server/discover` answers: the declared ones, plus `extensions["io.modelcontextprotocol/tasks"]`
+ * when tasks are configured. A legacy `initialize` never names the extension (2025-11-25 has no extensions).
+ */
+export function discoverCapabilities(capabilities: ServerCapabilities, tasks: boolean): ServerCapabilities {
+  const out = structuredClone(capabilities);
+  if (!tasks) return out;
+  const ext = isJsonObject(out.extensions) ? out.extensions : {};
+  out.extensions = { ...ext, [TASKS_EXTENSION]: {} };
+  return out;
 }

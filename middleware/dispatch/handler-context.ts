@@ -12,7 +12,7 @@ import { type LogLevel, META, isLogLevel, logLevelRank } from '../../lib/meta.js
 import { missingCapabilities } from '../../lib/mrtr.js';
 import { principalKey } from '../../lib/principal.js';
 import { DEFAULT_LEGACY_VERSION, negotiateVersion } from '../../lib/revisions.js';
-import type { Route } from '../../lib/routing.js';
+import { type Route, routeKey } from '../../lib/routing.js';
 import { addCharge } from '../../core/charge.js';
 import type { CallContext } from '../../core/contract.js';
 import type { Logger, RequestLocals } from '../../core/types.js';
@@ -33,6 +33,9 @@ import {
   sessionCapabilitiesOf,
 } from './session.js';
 import { isJsonObject } from '../../lib/json.js';
+import type { TaskRuntime } from './tasks.js';
+
+const TOOLS_CALL = routeKey('tools/call');
 
 /**
  * An AbortController made only when something asks for its signal: most handlers never look at `ctx.signal`.
@@ -99,11 +102,13 @@ export function openCall(reply: Reply, route: Route): Call {
 export interface ContextEnv {
   readonly config: DispatchConfig;
   readonly states: StateCodec;
+  /** The dispatcher's tasks, when configured. */
+  readonly tasks?: TaskRuntime | undefined;
 }
 
 /**
  * A handler's context. `signal` and the request's functions (`progress`, `log`, `requireClientCapabilities`,
- * `inputRequired`, `charge`) are getters on the prototype: a request whose handler never reads them makes no
+ * `inputRequired`, `charge`, `tasks`) are getters on the prototype: a request whose handler never reads them makes no
  * function for them, and nothing of the request is held in a closure on the object. Each getter returns a
  * function that does not depend on `this` (`const { progress } = ctx` works).
  *
@@ -194,6 +199,14 @@ export class HandlerContext implements CallContext {
       }
       return buildInputRequired(states, call, round.params, request);
     };
+  }
+
+  /** Tasks: on a modern `tools/call` request of a dispatcher with `tasks`. */
+  get tasks(): CallContext['tasks'] {
+    const rt = this.#env.tasks;
+    const call = this.#call;
+    if (rt === undefined || call.era !== 'modern' || call.reply.mcp.kind !== 'request') return undefined;
+    return routeKey(call.method) === TOOLS_CALL ? rt.host(this) : undefined;
   }
 
   get inputResponses(): CallContext['inputResponses'] {

@@ -34,13 +34,18 @@ import {
 } from './options.js';
 import { type Dispatcher, route } from './requests.js';
 import { createSessionCodec } from './session.js';
+import { createTaskMethods } from './task-methods.js';
+import { createTaskRuntime } from './tasks.js';
 
 export type {
   DispatchCancellationOptions,
   DispatchMiddleware,
   DispatchOptions,
   DispatchSessionOptions,
+  DispatchTaskOptions,
 } from './options.js';
+export { memoryTaskStore } from '../../core/task-store.js';
+export type { MemoryTaskStoreOptions, TaskBounds, TaskStore, TaskWrite } from '../../core/task-store.js';
 
 const NO_AUTH_DECISION =
   'dispatch: a request reached dispatch() with no authentication decision, and was refused (500): mount an ' +
@@ -96,6 +101,7 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
   const drain = createDrain(config.logger);
   const cancels = createCancellations(config);
   const streams = createLegacyStreams(config, sessions, listen);
+  const tasks = config.tasks && createTaskRuntime(config.tasks);
   const dispatcher: Dispatcher = {
     config,
     states: createStateCodec({ keys: config.stateKeys, ttlMs: config.stateTtlMs }),
@@ -104,6 +110,8 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     inputs,
     drain,
     cancels,
+    tasks,
+    taskMethods: tasks && createTaskMethods(tasks),
   };
 
   let toldUndecided = false;
@@ -149,6 +157,8 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     await Promise.all([listen.closeAll(), drain.drain(deadlineMs)]);
     cancels.close();
     streams.close();
+    // The tasks still running here end failed (task_interrupted): no replica would finish them.
+    await tasks?.close();
     // What the calls left behind: nothing is waiting on these answers any more.
     inputs.failAll();
   };
@@ -165,6 +175,7 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
         pendingInputs: inputs.pending,
         inFlight: drain.inFlight,
         draining: drain.draining,
+        tasksRunning: tasks?.running ?? 0,
       };
     },
   });

@@ -27,7 +27,9 @@ import {
 } from '../../core/options.js';
 import { stderrLogger } from '../../core/respond.js';
 import type { Logger, Middleware } from '../../core/types.js';
+import { type TaskStore, isTaskStore, memoryTaskStore } from '../../core/task-store.js';
 import { type Feeds, feedsOf, resolveCapabilities } from './capabilities.js';
+import type { TaskSettings } from './tasks.js';
 import { type RouteTable, buildTable } from './route-table.js';
 import { isJsonObject } from '../../lib/json.js';
 
@@ -97,6 +99,35 @@ export interface DispatchCancellationOptions {
   relay?: CancellationRelay;
 }
 
+/**
+ * Tasks (the `io.modelcontextprotocol/tasks` extension): given, `server/discover` advertises the extension and a
+ * modern `tools/call` handler gets `ctx.tasks`; `tasks/get`, `tasks/update` and `tasks/cancel` are answered.
+ */
+export interface DispatchTaskOptions {
+  /**
+   * Where tasks live. Default: a `memoryTaskStore()` of this dispatcher (one replica). Give every replica the same
+   * `redisTaskStore()` so that any of them answers for a task.
+   */
+  store?: TaskStore;
+  /** How long a task is kept from its creation, in ms (its `ttlMs`); then it is purged. Default 3600000. */
+  ttlMs?: number;
+  /** The polling interval suggested to clients (`pollIntervalMs`), in ms. Default 1000. */
+  pollIntervalMs?: number;
+  /**
+   * How long a running task's lease holds, in ms. The replica running the work renews it every third of this (and
+   * looks for a cancel or answered input then); a task whose lease lapsed (its replica went away) is failed with
+   * `task_worker_lost` by the next `tasks/get`. Default 15000.
+   */
+  leaseMs?: number;
+  /** Live tasks (created, not yet purged) per caller; one more `tools/call` task → 429 `task_limit`. Default 100. */
+  maxTasksPerPrincipal?: number;
+  /**
+   * Bytes of JSON of one caller's live tasks (results and input requests included). A task whose result would
+   * exceed it ends `failed` (`task_too_large`). Default 4194304 (4 MiB).
+   */
+  maxBytesPerPrincipal?: number;
+}
+
 export interface DispatchOptions {
   /** Namespace → handler object (`tools`, `resources`, `prompts`, `completion`, …); root methods as functions. */
   handlers: Handlers;
@@ -144,6 +175,11 @@ export interface DispatchOptions {
   inputRequests?: DispatchInputRequestOptions;
   /** Legacy `notifications/cancelled`: `{ maxInFlight, relay }`. */
   cancellation?: DispatchCancellationOptions;
+  /**
+   * Tasks: `{ store, ttlMs, pollIntervalMs, leaseMs, maxTasksPerPrincipal, maxBytesPerPrincipal }`. Default: none
+   * (no tasks; the extension is not advertised and `tasks/*` answer -32601).
+   */
+  tasks?: DispatchTaskOptions;
 }
 
 /** The dispatcher middleware, with the controls a server needs at shutdown. */
@@ -171,6 +207,8 @@ export type DispatchMiddleware = Middleware & {
     pendingInputs: number;
     inFlight: number;
     draining: boolean;
+    /** Task works running on this replica. */
+    tasksRunning: number;
   };
 };
 
@@ -208,6 +246,8 @@ export interface DispatchConfig {
   readonly feeds: Feeds;
   /** What the server declares (a private copy). */
   readonly capabilities: ServerCapabilities;
+  /** Tasks, when configured. */
+  readonly tasks: TaskSettings | undefined;
 }
 
 export const DISPATCH = 'dispatch';
@@ -227,6 +267,7 @@ const KNOWN: readonly (keyof DispatchOptions)[] = [
   'sessions',
   'inputRequests',
   'cancellation',
+  'tasks',
 ];
 const VERSIONS: readonly (keyof DispatchVersionOptions)[] = ['modernVersions', 'legacyVersions'];
 const BODY: readonly (keyof BodyOptions)[] = ['limit', 'maxDepth'];
@@ -243,6 +284,14 @@ const INPUT_REQUESTS: readonly (keyof DispatchInputRequestOptions)[] = [
   'maxInputRounds',
 ];
 const CANCELLATION: readonly (keyof DispatchCancellationOptions)[] = ['maxInFlight', 'relay'];
+const TASKS: readonly (keyof DispatchTaskOptions)[] = [
+  'store',
+  'ttlMs',
+  'pollIntervalMs',
+  'leaseMs',
+  'maxTasksPerPrincipal',
+  'maxBytesPerPrincipal',
+];
 
 /** The flat names of the options that now sit in a group, and where each is given. */
 export const MOVED: ReadonlyMap<string, string> = new Map([
@@ -316,8 +365,38 @@ export function resolveDispatchOptions(options: DispatchOptions): DispatchConfig
     maxCancellable: int(cancellation, 'cancellation', 'maxInFlight', 10_000, 0, 1_000_000),
     cancelRelay: cancellation.relay,
     ...routesOf(o),
+    tasks: tasksOf(o.tasks, logger),
   };
   return Object.freeze(config);
+}
+
+/** The `tasks` group, validated; undefined when not given. */
+function tasksOf(value: DispatchTaskOptions | undefined, logger: Logger): TaskSettings | undefined {
+  if (value === undefined) return undefined;
+  const g = group(value, 'tasks', TASKS);
+  if (g.store !== undefined && !isTaskStore(g.store))
+    throw badOption(
+      DISPATCH,
+      'tasks.store',
+      typeof g.store === 'object' ? '[object]' : g.store,
+      'a task store ({ create, get, replace }), e.g. memoryTaskStore() or redisTaskStore()',
+    );
+  const int = (key: keyof DispatchTaskOptions & string, d: number, min: number, max: number): number =>
+    intOption(DISPATCH, `tasks.${key}`, g[key], d, min, max);
+  const ttlMs = int('ttlMs', 3_600_000, 1_000, 30 * 86_400_000);
+  const pollIntervalMs = int('pollIntervalMs', 1000, 1, 3_600_000);
+  const leaseMs = int('leaseMs', 15_000, 30, 3_600_000);
+  const maxTasks = int('maxTasksPerPrincipal', 100, 1, 1_000_000);
+  const maxBytes = int('maxBytesPerPrincipal', 4 * 1024 * 1024, 1024, 1024 * 1024 * 1024);
+  return Object.freeze({
+    store: g.store ?? memoryTaskStore(),
+    ownStore: g.store === undefined,
+    ttlMs,
+    pollIntervalMs,
+    leaseMs,
+    bounds: Object.freeze({ maxTasks, maxBytes }),
+    logger,
+  });
 }
 
 /** The `versions` group: both lists, validated, and at least one revision between them. */

@@ -39,6 +39,7 @@ import { Reply, spokenVersion, writeAnswer } from './reply.js';
 import type { Bound } from './route-table.js';
 import { type RpcError, internalError, methodNotFound, sendRpcError, sendThrown } from './rpc-errors.js';
 import { lackingCapabilityResult } from './session.js';
+import type { TaskMethods } from './task-methods.js';
 import { isJsonObject } from '../../lib/json.js';
 import { clip } from '../../lib/clip.js';
 
@@ -49,11 +50,14 @@ export interface Dispatcher extends ContextEnv {
   readonly inputs: InputBroker;
   readonly drain: Drain;
   readonly cancels: Cancellations;
+  /** `tasks/get`, `tasks/update` and `tasks/cancel`, when tasks are configured. */
+  readonly taskMethods?: TaskMethods | undefined;
 }
 
 const TOOLS_CALL = routeKey('tools/call');
 const TOOLS_LIST = routeKey('tools/list');
 const LISTEN = routeKey('subscriptions/listen');
+const TASKS_GET = routeKey('tasks/get');
 
 type Views = ReturnType<typeof toolViewsOf>;
 
@@ -138,6 +142,11 @@ function resolveTarget(
     return methodNotFound(method, era, 'Removed in protocol revision 2026-07-28');
   const { namespace: ns, member } = r;
   if (ns === 'notifications') return methodNotFound(method, era);
+  const tasks = dispatcher.taskMethods;
+  if (ns === 'tasks' && tasks !== undefined) {
+    // The extension's methods, modern only; the rest of its reserved namespace (tasks/list, tasks/result) is not.
+    return (era === 'modern' ? tasks.get(member) : undefined) ?? methodNotFound(method, era);
+  }
   if (r.key === LISTEN) {
     // The modern revision's subscription pattern; a 2025-11-25 client has no such method.
     return era === 'modern' ? 'listen' : methodNotFound(method, era);
@@ -323,6 +332,8 @@ function answer(
       routeKey: t.key,
       cache: config.cache.get(t.key),
       serverInfo: config.serverInfo,
+      // A task's own `ttlMs` is kept: the CreateTaskResult of the call that made one, and tasks/get's task.
+      task: t.key === TASKS_GET || (t.key === TOOLS_CALL && locals.task !== undefined),
     });
     if (encoded.ok) text = responseText(mcp.id, encoded.result);
   } catch (err) {
