@@ -7,7 +7,8 @@
  *   npm run conformance                 # starts it on a free port, runs the suites, stops it
  *
  * It binds 127.0.0.1 only and accepts only localhost Host/Origin headers (DNS-rebinding protection).
- * Nothing here is needed to use mcpware: it is a test fixture, and a tour of the streaming, listen and MRTR APIs.
+ * Nothing here is needed to use mcpware: it is a test fixture, and a tour of the streaming, listen, MRTR and tasks
+ * APIs (the tasks scenarios' fixtures are in examples/conformance-tasks.ts).
  */
 import express from 'express';
 import http from 'node:http';
@@ -36,6 +37,7 @@ import {
   textResult,
   toolError,
 } from '../handlers/tools/index.js';
+import { taskTools } from './conformance-tasks.js';
 
 /** A 1×1 red PNG. */
 const PNG_BASE64 =
@@ -607,7 +609,7 @@ export async function startConformanceServer(port: number): Promise<ConformanceS
       },
     },
   ];
-  tools.register(...simple, ...asking, ...hooks, dynamicTool());
+  tools.register(...simple, ...asking, ...hooks, dynamicTool(), ...taskTools());
 
   // --- Prompts ----------------------------------------------------------------------------------------------------
   const promptDefs: PromptDefinition[] = [
@@ -757,6 +759,8 @@ export async function startConformanceServer(port: number): Promise<ConformanceS
     legacyLogLevel: 'debug',
     // The conformance suite's clients carry no credentials: this server wants no authentication.
     anonymous: true,
+    // The tasks extension (the tasks-* scenarios; fixtures in examples/conformance-tasks.ts), tasks in memory.
+    tasks: {},
   });
   const app = express();
   app.use(

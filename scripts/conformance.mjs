@@ -7,10 +7,13 @@
 //      http-custom-header-server-validation, json-schema-2020-12 (checked here from their results).
 //   2. the 2025-11-25 active suite (`--spec-version 2025-11-25`), judged by the tool against the documented
 //      baseline scripts/conformance-baseline.yml (unexpected failures and stale baseline entries both fail).
+//   3. the tasks extension (`io.modelcontextprotocol/tasks`): each of its scenarios run alone (`--scenario`; an
+//      extension scenario runs at the 2026-07-28 wire), every check required to pass. SKIPPED is accepted only
+//      where the suite itself skips (tasks-status-notifications: its harness is pending), and reported as such.
 //
 // Offline: the suite only talks to the local server. Node 20 needs scripts/conformance-hook.mjs (the package
 // imports fs.globSync, which Node 22 added). Results are kept in CONFORMANCE_OUTPUT (default: a temp dir).
-// Arguments: `modern` or `legacy` runs one suite only.
+// Arguments: `modern`, `legacy` or `tasks` runs one suite only.
 import { spawn } from 'node:child_process';
 import console from 'node:console';
 import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
@@ -32,11 +35,30 @@ const PENDING_REQUIRED = [
   'json-schema-2020-12',
 ];
 
+/** The tasks extension's scenarios, and those the suite itself skips (whose SKIPPED is accepted). */
+const TASKS_SCENARIOS = [
+  'tasks-lifecycle',
+  'tasks-capability-negotiation',
+  'tasks-wire-fields',
+  'tasks-request-state-removal',
+  'tasks-mrtr-input',
+  'tasks-request-headers',
+  'tasks-dispatch-and-envelope',
+  'tasks-status-notifications',
+  'tasks-required-task-error',
+  'tasks-mrtr-composition',
+];
+const TASKS_SKIPPED_BY_SUITE = ['tasks-status-notifications'];
+const SUITES = ['modern', 'legacy', 'tasks'];
+
 const only = process.argv[2];
-if (only !== undefined && only !== 'modern' && only !== 'legacy') {
-  console.error(`conformance: unknown argument ${JSON.stringify(only)} (expected "modern" or "legacy")`);
+if (only !== undefined && !SUITES.includes(only)) {
+  console.error(
+    `conformance: unknown argument ${JSON.stringify(only)} (expected "modern", "legacy" or "tasks")`,
+  );
   process.exit(2);
 }
+const runs = (suite) => only === undefined || only === suite;
 if (!existsSync(cli)) {
   console.error('conformance: @modelcontextprotocol/conformance is not installed (npm ci installs it)');
   process.exit(2);
@@ -120,9 +142,50 @@ function readResults(dir) {
     const checks = JSON.parse(readFileSync(file, 'utf8'));
     const failed = checks.filter((c) => c.status === 'FAILURE').map((c) => c.id);
     const warnings = checks.filter((c) => c.status === 'WARNING').map((c) => c.id);
-    out.set(m[1], { passed: failed.length === 0, failed, warnings });
+    const skipped = checks.filter((c) => c.status === 'SKIPPED').map((c) => c.id);
+    const succeeded = checks.filter((c) => c.status === 'SUCCESS').length;
+    out.set(m[1], {
+      passed: failed.length === 0,
+      failed,
+      warnings,
+      skipped,
+      succeeded,
+      total: checks.length,
+    });
   }
   return out;
+}
+
+/**
+ * The tasks suite's verdict: a scenario passes when it ran, the tool exited 0, and every check is SUCCESS, or
+ * SKIPPED in a scenario the suite itself skips. Returns the count passed and the summary's lines.
+ */
+function judgeTasks(results, codes) {
+  const lines = [];
+  let passed = 0;
+  for (const name of TASKS_SCENARIOS) {
+    const r = results.get(name);
+    if (!r) {
+      lines.push(`  ✗ ${name}: not run (tool exit code ${codes.get(name)})`);
+      continue;
+    }
+    const skipOk = TASKS_SKIPPED_BY_SUITE.includes(name);
+    const bad = [...r.failed, ...r.warnings.map((w) => `${w} (warning)`)];
+    if (!skipOk) bad.push(...r.skipped.map((k) => `${k} (skipped)`));
+    if (r.succeeded + r.skipped.length < r.total) bad.push('a check neither passed nor skipped');
+    if (r.total === 0) bad.push('no checks');
+    if (codes.get(name) !== 0) bad.push(`tool exit code ${codes.get(name)}`);
+    if (bad.length > 0) {
+      lines.push(`  ✗ ${name}: ${bad.join(', ')}`);
+      continue;
+    }
+    passed++;
+    if (r.skipped.length > 0)
+      lines.push(
+        `  ~ ${name}: skipped by the conformance suite itself, accepted (${r.skipped.length} SKIPPED, ${r.succeeded} passed)`,
+      );
+  }
+  return { passed, lines };
 }
 
 const summary = [];
@@ -132,7 +195,7 @@ const url = `http://127.0.0.1:${port}/mcp`;
 console.log(`conformance: starting the server on ${url}; results in ${outRoot}`);
 const server = await startServer(port);
 try {
-  if (only !== 'legacy') {
+  if (runs('modern')) {
     const dir = join(outRoot, 'modern');
     console.log('\nconformance: 2026-07-28 requirements (+ the pending scenarios it runs unscored)\n');
     const code = await runSuite(['server', '--url', url, '--requirements', '2026-07-28', '-o', dir]);
@@ -153,7 +216,7 @@ try {
     summary.push(
       `2026-07-28 requirements: scored ${count(scored)} passed (tool exit code ${code}); ` +
         `pending, required here ${count(PENDING_REQUIRED)} passed; ` +
-        `extension, not scored and not implemented ${count(extensions)} passed`,
+        `extension, not scored here (the tasks suite requires its own) ${count(extensions)} passed`,
     );
     for (const [name, r] of results) {
       if (!r.passed && !extensions.includes(name)) summary.push(`  ✗ ${name}: ${r.failed.join(', ')}`);
@@ -162,7 +225,7 @@ try {
     if (missing.length > 0) summary.push(`  ✗ not run: ${missing.join(', ')}`);
     if (code !== 0 || pendingBad.length > 0 || missing.length > 0) ok = false;
   }
-  if (only !== 'modern') {
+  if (runs('legacy')) {
     const dir = join(outRoot, 'legacy');
     console.log('\nconformance: 2025-11-25 active suite against scripts/conformance-baseline.yml\n');
     const code = await runSuite([
@@ -187,6 +250,16 @@ try {
         summary.push(`  ~ ${name}: ${[...r.failed, ...r.warnings.map((w) => `${w} (warning)`)].join(', ')}`);
     }
     if (code !== 0) ok = false;
+  }
+  if (runs('tasks')) {
+    const dir = join(outRoot, 'tasks');
+    console.log('\nconformance: the tasks extension (io.modelcontextprotocol/tasks), scenario by scenario\n');
+    const codes = new Map();
+    for (const name of TASKS_SCENARIOS)
+      codes.set(name, await runSuite(['server', '--url', url, '--scenario', name, '-o', dir]));
+    const { passed, lines } = judgeTasks(readResults(dir), codes);
+    summary.push(`tasks extension: ${passed}/${TASKS_SCENARIOS.length}`, ...lines);
+    if (passed !== TASKS_SCENARIOS.length) ok = false;
   }
 } finally {
   await stopServer(server);
