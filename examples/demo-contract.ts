@@ -107,6 +107,32 @@ export const NOTE: DemoToolDefinition = {
   },
 };
 
+/** Longest `report`, in seconds. */
+export const MAX_REPORT_SECONDS = 60;
+
+export const REPORT: DemoToolDefinition = {
+  name: 'report',
+  description:
+    'Prepares a report in the given number of seconds. A client that declares the tasks extension ' +
+    '(io.modelcontextprotocol/tasks) gets a task to poll with tasks/get (any instance answers with REDIS_URL).',
+  inputSchema: {
+    type: 'object',
+    properties: { seconds: { type: 'integer', minimum: 1, maximum: MAX_REPORT_SECONDS } },
+    required: ['seconds'],
+    additionalProperties: false,
+  },
+  outputSchema: {
+    type: 'object',
+    properties: { report: { type: 'string' } },
+    required: ['report'],
+  },
+};
+
+/** `report`'s answer. */
+export function reportResult(seconds: unknown): { report: string } {
+  return { report: `done in ${String(seconds)} s` };
+}
+
 /** The customer record: an e-mail address, a phone number, a card number and an IPv4 address. */
 export function customerRecord(id: string): Record<string, string> {
   return {

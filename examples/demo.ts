@@ -24,6 +24,7 @@ import {
   redisClientOptions,
   resources,
   ToolRegistry,
+  toolError,
   type CallContext,
   type JsonObject,
   type Logger,
@@ -44,10 +45,13 @@ import {
   DEMO_SERVER_INFO,
   HELLO,
   REGION_STATUS,
+  REPORT,
   SLOW,
   customerRecord,
   regionStatus,
+  reportResult,
 } from './demo-contract.js';
+import { redisTaskStore } from '../middleware/dispatch/index.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -256,6 +260,27 @@ export function demoTools(pageSize = 0): ToolRegistry {
       },
     },
     {
+      ...REPORT,
+      // Optional task support: a client that declares the tasks extension gets a task; others wait for the answer.
+      taskSupport: 'optional',
+      call: async ({ seconds }, ctx: CallContext) => {
+        const total = Number(seconds);
+        const started = Date.now();
+        for (let done = 0; done < total && !ctx.signal.aborted; done++) {
+          // One second at a time, reporting progress (a task's status message shows it).
+          ctx.progress?.(done, total, `${done} of ${total} s`);
+          try {
+            await sleep(1000, undefined, { signal: ctx.signal });
+          } catch {
+            // Cancelled (tasks/cancel), or the client went away: stop early.
+          }
+        }
+        ctx.charge(Date.now() - started);
+        if (ctx.signal.aborted) return toolError('The report was cancelled');
+        return ok(reportResult(total));
+      },
+    },
+    {
       name: 'introduce',
       description:
         'Asks for your name (an input-required round with an elicitation), then greets you. The round carries a ' +
@@ -296,8 +321,9 @@ async function dispatchTerminal(o: {
   logger: Logger;
   pageSize: number;
   requestStateKey: Buffer[] | undefined;
+  taskLeaseMs: number | undefined;
 }): Promise<Terminal> {
-  const { pageSize, requestStateKey } = o;
+  const { pageSize, requestStateKey, taskLeaseMs } = o;
   const tools = demoTools(pageSize);
   // notes://today and the note tool: in the limits' Redis when REDIS_URL is set, shared by every instance.
   const notes = demoNotes(o.redis, o.logger);
@@ -320,8 +346,14 @@ async function dispatchTerminal(o: {
       dispatch: {
         serverInfo: { ...DEMO_SERVER_INFO },
         instructions:
-          'A demo of mcpware: tools hello, customer, slow, region_status, introduce, note; docs:// resources and notes://today; prompts.',
+          'A demo of mcpware: tools hello, customer, slow, region_status, introduce, note, report (a task when the ' +
+          'client declares the tasks extension); docs:// resources and notes://today; prompts.',
         ...(requestStateKey ? { inputRequests: { requestStateKey } } : {}),
+        // Tasks (the report tool): in the limits' Redis when REDIS_URL is set, so any instance answers for them.
+        tasks: {
+          ...(o.redis ? { store: redisTaskStore({ client: o.redis }) } : {}),
+          ...(taskLeaseMs !== undefined ? { leaseMs: taskLeaseMs } : {}),
+        },
         // A legacy cancellation that lands on another instance reaches the call through the notes' Redis feed.
         ...(notes.relay ? { cancellation: { relay: notes.relay } } : {}),
       },
@@ -347,6 +379,8 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
   const resourceUrl = `${baseUrl}/mcp`;
   const requestStateKey = requestStateKeysFromEnv(env);
   const shutdownGraceMs = int(env, 'MCP_SHUTDOWN_GRACE_MS', 10_000);
+  // MCP_TASK_LEASE_MS: how long a task's worker holds it without renewing (dispatch's tasks.leaseMs).
+  const taskLeaseMs = env.MCP_TASK_LEASE_MS ? int(env, 'MCP_TASK_LEASE_MS', 0) : undefined;
   if (shutdownGraceMs > MAX_SHUTDOWN_GRACE_MS)
     throw new TypeError(`MCP_SHUTDOWN_GRACE_MS must be at most ${MAX_SHUTDOWN_GRACE_MS}`);
   const closers: Array<() => Promise<void> | void> = [];
@@ -432,7 +466,7 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
   const { mode, upstreamUrl } = demoModeFromEnv(env);
   const terminal =
     mode === 'dispatch'
-      ? await dispatchTerminal({ redis, logger, pageSize, requestStateKey })
+      ? await dispatchTerminal({ redis, logger, pageSize, requestStateKey, taskLeaseMs })
       : await backendTerminal(mode, { upstreamUrl, pageSize, logger });
   closers.push(() => terminal.close());
 

@@ -39,9 +39,11 @@ interface Common {
 async function exercise(client: Common, mode: Mode) {
   const tools = await client.listTools();
   const names = tools.tools.map((t) => t.name);
-  // admin_report hidden; introduce is served by mcpware's dispatcher only (docs/guides/demo-server.md#modes).
-  const expected = ['hello', 'customer', 'slow', 'region_status', 'crash', 'introduce', 'note'];
-  expect(names).toEqual(mode === 'dispatch' ? expected : expected.filter((n) => n !== 'introduce'));
+  // admin_report hidden; introduce and report are served by mcpware's dispatcher only
+  // (docs/guides/demo-server.md#modes).
+  const expected = ['hello', 'customer', 'slow', 'region_status', 'crash', 'report', 'introduce', 'note'];
+  const onlyDispatch = ['introduce', 'report'];
+  expect(names).toEqual(mode === 'dispatch' ? expected : expected.filter((n) => !onlyDispatch.includes(n)));
   const hello = (await client.callTool({ name: 'hello', arguments: { who: 'Ada' } })) as {
     structuredContent: unknown;
     content: Array<{ type: string; text: string }>;

@@ -12,6 +12,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import request from 'supertest';
+import { TASKS_EXTENSION } from '../../lib/tasks';
 import { McpTestClient, TestIssuer } from '../../testing/index';
 import { redisDescribe, startRedis, type RedisServer } from '../support/redis';
 import { startDemo, type RunningDemo } from '../support/demo';
@@ -191,6 +192,22 @@ describe.each(MODES)('the demo in both eras (%s)', (mode) => {
       expect(bad.body.result.isError).toBe(true);
     });
 
+    test('report: answers after its seconds, structured and as text (not in the sdk and upstream modes)', async () => {
+      const c = client();
+      const names = (await c.listTools()).body.result.tools.map((t: { name: string }) => t.name);
+      if (isSdk(mode)) {
+        // The tasks extension is dispatch()'s: the SDK servers have no report tool, and the filter lists none.
+        expect(names).not.toContain('report');
+        return;
+      }
+      expect(names).toContain('report');
+      const r = await c.callTool('report', { seconds: 1 });
+      expect(r.body.result.structuredContent).toEqual({ report: 'done in 1 s' });
+      expect(JSON.parse(r.body.result.content[0].text)).toEqual({ report: 'done in 1 s' });
+      const bad = await c.callTool('report', { seconds: 61 });
+      expect(bad.body.result.isError).toBe(true);
+    });
+
     test('resources: two text resources and one binary in docs://; prompts with a required argument', async () => {
       const c = client();
       const list = (await c.listResources()).body.result.resources;
@@ -260,6 +277,42 @@ describe.each(MODES)('the demo in both eras (%s)', (mode) => {
       name: 'mcpware-demo',
       version: '0.1.0',
     });
+  });
+
+  test('report as a task: a client declaring the tasks extension polls it to completed, or cancels it', async () => {
+    const c = new McpTestClient(d.url, {
+      headers: AUTH,
+      clientCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+    });
+    const advertised = (await c.discover()).body.result.capabilities.extensions ?? {};
+    if (isSdk(mode)) {
+      // The SDK servers behind sdk() and proxy() do not speak the extension: nothing advertised, no report.
+      expect(advertised[TASKS_EXTENSION]).toBeUndefined();
+      return;
+    }
+    expect(advertised[TASKS_EXTENSION]).toEqual({});
+    const tasks = (method: string, taskId: string) =>
+      c.request(method, { taskId }, { headers: { 'Mcp-Name': taskId } });
+    const until = async (taskId: string) => {
+      for (let i = 0; i < 150; i++) {
+        const got = (await tasks('tasks/get', taskId)).body.result;
+        if (!['working', 'input_required'].includes(got.status)) return got;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      throw new Error(`task ${taskId} did not end`);
+    };
+    const created = (await c.callTool('report', { seconds: 1 })).body.result;
+    expect(created).toMatchObject({ resultType: 'task', status: 'working' });
+    expect(await until(created.taskId)).toMatchObject({
+      status: 'completed',
+      result: { structuredContent: { report: 'done in 1 s' } },
+    });
+    const long = (await c.callTool('report', { seconds: 60 })).body.result;
+    expect((await tasks('tasks/get', long.taskId)).body.result.status).toBe('working');
+    const ack = (await tasks('tasks/cancel', long.taskId)).body.result;
+    expect(ack.resultType).toBe('complete');
+    expect(ack.taskId ?? ack.status).toBeUndefined();
+    expect((await until(long.taskId)).status).toBe('cancelled');
   });
 
   test('Origin not allowed by default → 403; GET → 405; /metrics after traffic', async () => {
