@@ -18,7 +18,7 @@ import { MAX_TASK_ID_LENGTH, expiresAt } from '../lib/tasks.js';
 import { log } from './log.js';
 import { badOption, knownKeys, loggerOption, missingOption, optionsObject, stringOption } from './options.js';
 import { stderrLogger } from './respond.js';
-import type { TaskBounds, TaskStore, TaskWrite } from './task-store.js';
+import { MIN_TASK_BYTES, type TaskBounds, type TaskStore, type TaskWrite } from './task-store.js';
 import type { Logger } from './types.js';
 
 /**
@@ -53,8 +53,12 @@ function script(lua: string): Script {
   return { lua, sha: createHash('sha1').update(lua).digest('hex') };
 }
 
-/** `now` (Redis server time in ms), and `prune`: drop the owner's expired entries from the two index keys. */
+/**
+ * `now` (Redis server time in ms); `size`, what a task's JSON counts against its owner's bytes; `prune`, drop the
+ * owner's expired entries from the two index keys; `used`, the owner's bytes; `index`, a task's expiry and entries.
+ */
 const COMMON = `
+local function size(json) return math.max(#json, ${MIN_TASK_BYTES}) end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local function prune(idx, by)
@@ -71,7 +75,7 @@ end
 local function index(tk, idx, by, id, json, exp)
   redis.call('PEXPIREAT', tk, exp)
   redis.call('ZADD', idx, exp, id)
-  redis.call('HSET', by, id, #json)
+  redis.call('HSET', by, id, size(json))
   local last = redis.call('ZRANGE', idx, -1, -1, 'WITHSCORES')
   local until_ = tonumber(last[2])
   redis.call('PEXPIREAT', idx, until_)
@@ -90,7 +94,7 @@ local exp, maxTasks, maxBytes = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(A
 prune(idx, by)
 if redis.call('EXISTS', tk) == 1 and tonumber(redis.call('HGET', tk, 'e') or '0') > now then return 'conflict' end
 if redis.call('ZCARD', idx) >= maxTasks then return 'task_limit' end
-if used(by) + #json > maxBytes then return 'task_bytes' end
+if used(by) + size(json) > maxBytes then return 'task_bytes' end
 redis.call('DEL', tk)
 redis.call('HSET', tk, 'j', json, 'r', rev, 'o', owner, 'e', exp)
 index(tk, idx, by, id, json, exp)
@@ -117,7 +121,7 @@ if not v[1] or v[2] ~= owner or tonumber(v[3]) <= now then return 'gone' end
 if tonumber(v[1]) ~= rev - 1 then return 'conflict' end
 prune(idx, by)
 local old = tonumber(redis.call('HGET', by, id) or '0')
-if #json > old and used(by) - old + #json > maxBytes then return 'task_bytes' end
+if size(json) > old and used(by) - old + size(json) > maxBytes then return 'task_bytes' end
 redis.call('HSET', tk, 'j', json, 'r', rev, 'e', exp)
 index(tk, idx, by, id, json, exp)
 return 'ok'

@@ -15,11 +15,18 @@ import type { StoredTask } from '../lib/tasks.js';
 import { expiresAt } from '../lib/tasks.js';
 import { fnOption, intOption, knownKeys, optionsObject } from './options.js';
 
+/**
+ * The least a task counts against its owner's bytes, whatever the size of its JSON: a task's small changes (a
+ * status message, a lease, the error of its failure) then never need bytes it did not count already, so a task
+ * whose owner is at the bound can still end; only a result or input requests past this size count as growth.
+ */
+export const MIN_TASK_BYTES = 1024;
+
 /** The bounds of one owner's live tasks. */
 export interface TaskBounds {
   /** Live tasks (created, not yet purged) per owner. */
   maxTasks: number;
-  /** Bytes of JSON of the live tasks per owner. */
+  /** Bytes of JSON of the live tasks per owner (each counting at least {@link MIN_TASK_BYTES}). */
   maxBytes: number;
 }
 
@@ -127,7 +134,7 @@ export function memoryTaskStore(options: Readonly<MemoryTaskStoreOptions> = {}):
       if (total >= maxTasks || (o?.tasks.size ?? 0) >= bounds.maxTasks)
         return { ok: false, reason: 'task_limit' };
       const text = JSON.stringify(task);
-      const bytes = Buffer.byteLength(text);
+      const bytes = Math.max(Buffer.byteLength(text), MIN_TASK_BYTES);
       if ((o?.bytes ?? 0) + bytes > bounds.maxBytes) return { ok: false, reason: 'task_bytes' };
       const entry: Entry = { text, bytes, expiresAt: expiresAt(task), rev: task.rev };
       const into = o ?? { tasks: new Map<string, Entry>(), bytes: 0 };
@@ -157,7 +164,7 @@ export function memoryTaskStore(options: Readonly<MemoryTaskStoreOptions> = {}):
       }
       if (e.rev !== task.rev - 1) return { ok: false, reason: 'conflict' };
       const text = JSON.stringify(task);
-      const bytes = Buffer.byteLength(text);
+      const bytes = Math.max(Buffer.byteLength(text), MIN_TASK_BYTES);
       // A task that does not grow is always written (its owner's bytes do not rise), one that grows within the bound.
       if (bytes > e.bytes && o.bytes - e.bytes + bytes > bounds.maxBytes)
         return { ok: false, reason: 'task_bytes' };

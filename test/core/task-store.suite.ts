@@ -3,8 +3,8 @@
  * must give the same answers to the same calls. Each store's test file calls `runTaskStoreSuite`.
  */
 import { randomBytes } from 'node:crypto';
-import type { TaskBounds, TaskStore } from '../../core/task-store';
-import { type StoredTask, finish, newTask, renewLease, requestCancel } from '../../lib/tasks';
+import { MIN_TASK_BYTES, type TaskBounds, type TaskStore } from '../../core/task-store';
+import { type StoredTask, finish, lapse, newTask, renewLease, requestCancel } from '../../lib/tasks';
 
 export interface TaskStoreSuiteOptions {
   /** A fresh store (its own keys). */
@@ -37,6 +37,9 @@ export function runTaskStoreSuite(o: TaskStoreSuiteOptions): void {
     ...extra,
   });
   const bytesOf = (t: StoredTask): number => Buffer.byteLength(JSON.stringify(t));
+  /** A task whose JSON is past MIN_TASK_BYTES (below it, a task counts as MIN_TASK_BYTES). */
+  const big = (owner: string, extra: Partial<StoredTask> = {}): StoredTask =>
+    task(owner, { tool: 'report-'.padEnd(MIN_TASK_BYTES + 100, 'x'), ...extra });
 
   describe('create, get, replace', () => {
     it('a created task is read back as it was stored, and a read copy changed by the caller changes nothing', async () => {
@@ -162,13 +165,13 @@ export function runTaskStoreSuite(o: TaskStoreSuiteOptions): void {
     it('maxBytes counts the JSON of every live task, on create and on a replace that grows', async () => {
       const store = await o.newStore();
       const owner = principal();
-      const [a, b, c] = [task(owner), task(owner), task(owner)];
+      const [a, b, c] = [big(owner), big(owner), big(owner)];
       const size = bytesOf(a);
       const bounds = { maxTasks: 100, maxBytes: 2 * size + 100 };
       expect(await store.create(a, bounds)).toEqual({ ok: true });
       expect(await store.create(b, bounds)).toEqual({ ok: true });
       expect(await store.create(c, bounds)).toEqual({ ok: false, reason: 'task_bytes' });
-      expect(await store.create(task(principal()), bounds)).toEqual({ ok: true }); // another owner's bytes
+      expect(await store.create(big(principal()), bounds)).toEqual({ ok: true }); // another owner's bytes
       // a grows by 60 bytes: within the bound; then by 60 more: past it.
       const grown = finish(a, { status: 'completed', result: { text: 'x'.repeat(30) } }, o.now())!;
       const bigger = bytesOf(grown) - size;
@@ -180,9 +183,42 @@ export function runTaskStoreSuite(o: TaskStoreSuiteOptions): void {
       // A replace that shrinks frees bytes for a new task.
       const small = { ...fits, rev: fits.rev + 1, result: {} };
       expect(await store.replace(small, bounds)).toEqual({ ok: true });
-      const d = task(owner);
+      const d = big(owner);
       expect(
         await store.create(d, { ...bounds, maxBytes: bytesOf(small) + bytesOf(b) + bytesOf(d) }),
+      ).toEqual({
+        ok: true,
+      });
+    });
+
+    it('a small task counts as MIN_TASK_BYTES', async () => {
+      const store = await o.newStore();
+      const owner = principal();
+      const bounds = { maxTasks: 100, maxBytes: 2 * MIN_TASK_BYTES };
+      expect(bytesOf(task(owner))).toBeLessThan(MIN_TASK_BYTES / 2);
+      expect(await store.create(task(owner), bounds)).toEqual({ ok: true });
+      expect(await store.create(task(owner), bounds)).toEqual({ ok: true });
+      expect(await store.create(task(owner), bounds)).toEqual({ ok: false, reason: 'task_bytes' });
+    });
+
+    it('a task can still end when its owner is at the byte bound: a small failure or a lapse is written', async () => {
+      const store = await o.newStore();
+      const t = task(principal());
+      await store.create(t, WIDE);
+      const full = { maxTasks: 100, maxBytes: Math.max(bytesOf(t), MIN_TASK_BYTES) }; // the owner is at it
+      const lost = lapse(t, t.leaseUntil + 1)!;
+      expect(bytesOf(lost)).toBeGreaterThan(bytesOf(t));
+      expect(await store.replace(lost, full)).toEqual({ ok: true });
+      expect(await store.get(t.owner, t.id)).toEqual(lost);
+      const u = task(principal());
+      await store.create(u, WIDE);
+      const failed = finish(
+        u,
+        { status: 'failed', error: { code: -32000, message: 'x'.repeat(200) } },
+        o.now(),
+      )!;
+      expect(
+        await store.replace(failed, { ...full, maxBytes: Math.max(bytesOf(u), MIN_TASK_BYTES) }),
       ).toEqual({
         ok: true,
       });
@@ -218,16 +254,16 @@ export function runTaskStoreSuite(o: TaskStoreSuiteOptions): void {
     it("the purge frees the owner's quota: tasks and bytes", async () => {
       const store = await o.newStore();
       const owner = principal();
-      const first = task(owner, { ttlMs: o.shortTtlMs });
+      const first = big(owner, { ttlMs: o.shortTtlMs });
       const bounds = { maxTasks: 1, maxBytes: bytesOf(first) + 10 };
       expect(await store.create(first, bounds)).toEqual({ ok: true });
-      expect(await store.create(task(owner), bounds)).toEqual({ ok: false, reason: 'task_limit' });
-      expect(await store.create(task(owner), { ...bounds, maxTasks: 2 })).toEqual({
+      expect(await store.create(big(owner), bounds)).toEqual({ ok: false, reason: 'task_limit' });
+      expect(await store.create(big(owner), { ...bounds, maxTasks: 2 })).toEqual({
         ok: false,
         reason: 'task_bytes',
       });
       await o.elapse(o.shortTtlMs + 50);
-      const second = task(owner);
+      const second = big(owner);
       expect(await store.create(second, bounds)).toEqual({ ok: true });
       expect(await store.get(owner, second.id)).toEqual(second);
     });
