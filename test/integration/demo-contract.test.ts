@@ -449,6 +449,8 @@ describe('demo environment', () => {
       startDemo({ MCP_BACKEND: 'sdk', MCP_UPSTREAM_URL: 'http://127.0.0.1:1/mcp' }),
     ).rejects.toThrow(/exclusive/);
     await expect(startDemo({ MCP_UPSTREAM_URL: 'ftp://127.0.0.1/mcp' })).rejects.toThrow(/proxy/);
+    await expect(startDemo({ MCP_TASK_LEASE_MS: 'soon' })).rejects.toThrow(/MCP_TASK_LEASE_MS/);
+    await expect(startDemo({ MCP_TASK_LEASE_MS: '0' })).rejects.toThrow(/leaseMs/);
   });
 
   test('OIDC_ISSUER: tokens from that issuer are accepted besides API keys, and the metadata is served', async () => {
