@@ -161,9 +161,9 @@ export async function legacyRpc(base: string, method: string, params: JsonObject
 export async function create(
   base: string,
   tool: string,
-  who: Who = 'alice',
+  opts: { who?: Who; caps?: JsonObject } = {},
 ): Promise<JsonObject & Record<string, any>> {
-  const a = await rpc(base, 'tools/call', { name: tool, arguments: {} }, { who });
+  const a = await rpc(base, 'tools/call', { name: tool, arguments: {} }, opts);
   if (a.body.result?.resultType !== 'task') throw new Error(`no task: ${JSON.stringify(a.body)}`);
   return a.body.result;
 }
