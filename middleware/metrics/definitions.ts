@@ -46,7 +46,10 @@ export const LABEL_VALUES = Object.freeze({
   /** mcpware's authenticators; any other authenticator's method is `other` (issuers are never labels). */
   authMethod: Object.freeze(['api-key', 'oidc', 'other'] as const),
   limit: Object.freeze(['rpm', 'user_concurrent', 'global_concurrent', 'cost_budget'] as const),
-  toolOutcome: Object.freeze(['ok', 'tool_error', 'error', 'refused'] as const),
+  /** `task`: the call was answered with a task (its end is counted in `tasks_total`). */
+  toolOutcome: Object.freeze(['ok', 'tool_error', 'error', 'refused', 'task'] as const),
+  /** How a task ended (core/types.ts TaskEnd). */
+  taskOutcome: Object.freeze(['ok', 'tool_error', 'error', 'cancelled', 'lost'] as const),
   inflightScope: Object.freeze(['user', 'global'] as const),
   chargeSource: Object.freeze(['charged', 'wall_clock', 'unlabelled'] as const),
   storeOutcome: Object.freeze(['insurance', 'refused', 'dropped'] as const),
@@ -71,6 +74,9 @@ export const KNOWN_METHODS: ReadonlySet<string> = new Set([
   'completion/complete',
   'logging/setLevel',
   'subscriptions/listen',
+  'tasks/get',
+  'tasks/update',
+  'tasks/cancel',
   'notifications/initialized',
   'notifications/cancelled',
   'notifications/progress',
@@ -109,8 +115,20 @@ export const DEFINITIONS = {
   toolCalls: {
     kind: 'counter',
     name: 'tool_calls_total',
-    help: 'tools/call requests by tool and outcome (ok, tool_error, error, refused)',
+    help: 'tools/call requests by tool and outcome (ok, tool_error, error, refused, task)',
     labelNames: ['tool', 'outcome'],
+  },
+  tasks: {
+    kind: 'counter',
+    name: 'tasks_total',
+    help: 'Tasks ended, by tool and outcome (ok, tool_error, error, cancelled, lost)',
+    labelNames: ['tool', 'outcome'],
+  },
+  tasksRunning: {
+    kind: 'gauge',
+    name: 'tasks_running',
+    help: 'Tasks made by requests of this process that have not ended, by tool',
+    labelNames: ['tool'],
   },
   authOutcomes: {
     kind: 'counter',

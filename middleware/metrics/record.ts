@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RULE_NAMES } from '../../lib/redact/types.js';
 import type { LimitsHooks } from '../../core/limits-hooks.js';
 import type { RequestLocals } from '../../core/types.js';
+import { taskTracker } from './tasks.js';
 import {
   DEFINITIONS,
   KNOWN_METHODS,
@@ -42,6 +43,13 @@ const sets = Object.freeze({
   storeOutcome: set(LABEL_VALUES.storeOutcome),
   store: set(LABEL_VALUES.store),
 });
+
+/** A call's `outcome` label: a call answered with a task is `task`, however its answer went (the task runs). */
+function toolOutcomeOf(locals: RequestLocals, outcome: 'ok' | 'error' | 'refused'): ToolOutcome {
+  if (locals.task !== undefined) return 'task';
+  if (outcome !== 'ok') return outcome;
+  return locals.response?.toolError ? 'tool_error' : 'ok';
+}
 
 export function createRecorder(
   metricSet: { metrics: MetricSet; tallies: TallySet },
@@ -100,6 +108,7 @@ export function createRecorder(
     return asked !== undefined && toolLabels.has(asked) ? asked : 'other';
   }
 
+  const trackTask = taskTracker(tallies, (tool) => toolLabel(tool, undefined));
   // Limiter denials are counted from the hooks once the limits middleware uses them; until then from
   // `refusal.detail` (so they are never counted twice).
   let hooksInUse = false;
@@ -128,10 +137,9 @@ export function createRecorder(
     if (refusal && refusal.reason !== 'internal_error') outcome = 'refused';
     else if (refusal || response?.code !== undefined || res.statusCode >= 400 || !finished) outcome = 'error';
     else if (response?.resultType === 'cancelled') outcome = 'error'; // a legacy cancel: as a client gone
-    if (mcp?.method === 'tools/call') {
-      const toolOutcome: ToolOutcome = outcome !== 'ok' ? outcome : response?.toolError ? 'tool_error' : 'ok';
-      toolCalls(toolLabel(locals.tool, mcp.target), toolOutcome).inc();
-    }
+    if (mcp?.method === 'tools/call')
+      toolCalls(toolLabel(locals.tool, mcp.target), toolOutcomeOf(locals, outcome)).inc();
+    if (locals.task !== undefined) trackTask(locals.task);
     const method = mcp?.method === undefined ? 'none' : KNOWN_METHODS.has(mcp.method) ? mcp.method : 'other';
     duration(method, outcome).observe((performance.now() - start) / 1000);
   }
