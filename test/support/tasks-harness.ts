@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { apiKeyAuth, hashKey } from '../../middleware/api-key-auth/index';
 import { type DispatchMiddleware, type DispatchOptions, dispatch } from '../../middleware/dispatch/index';
 import type { CallContext, TaskWork } from '../../core/contract';
-import type { Middleware, TaskTrack } from '../../core/types';
+import type { Middleware, RequestLocals, TaskTrack } from '../../core/types';
 import type { JsonObject } from '../../lib/jsonrpc';
 import { chain } from './dispatch-harness';
 
@@ -40,7 +40,7 @@ export interface TaskServer {
   base: string;
   mcp: DispatchMiddleware;
   /** The `locals.task` of each finished request, by the request's JSON-RPC method. */
-  tracks: { method: string; task: TaskTrack | undefined }[];
+  tracks: { method: string; task: TaskTrack | undefined; locals: RequestLocals | undefined }[];
   close(): Promise<void>;
 }
 
@@ -69,7 +69,7 @@ export async function taskServer(
   const watch: Middleware = (req, res, next) => {
     res.on('finish', () => {
       const m = req.locals?.mcp as { method?: string } | undefined;
-      tracks.push({ method: m?.method ?? '', task: req.locals?.task });
+      tracks.push({ method: m?.method ?? '', task: req.locals?.task, locals: req.locals });
     });
     next();
   };
