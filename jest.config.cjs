@@ -6,8 +6,9 @@ module.exports = {
   transform: {
     '^.+\\.[tj]s$': ['ts-jest', { tsconfig: 'tsconfig.test.json' }],
   },
-  // jose 6 ships ESM only; let ts-jest turn it into CommonJS for jest's runtime.
-  transformIgnorePatterns: ['/node_modules/(?!(jose)/)'],
+  // jose 6 ships ESM only; let ts-jest turn it into CommonJS for jest's runtime. The OTLP exporters' transport
+  // loads node:http with a dynamic import(), which jest's CommonJS runtime refuses; compiled, it is a require().
+  transformIgnorePatterns: ['/node_modules/(?!(jose|@opentelemetry/otlp-exporter-base)/)'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   testTimeout: 20000,
   // Redis test files skip themselves without a Redis (except under CI=true); the run then ends with one line
