@@ -32,6 +32,7 @@ import { type Feeds, feedsOf, resolveCapabilities } from './capabilities.js';
 import type { TaskSettings } from './tasks.js';
 import { type RouteTable, buildTable } from './route-table.js';
 import { isJsonObject } from '../../lib/json.js';
+import { TASKS_EXTENSION } from '../../lib/tasks.js';
 
 /** The revisions served: the same object `classifyRevision()` and `checkHeaders()` take (`{ ...versions }`). */
 export type DispatchVersionOptions = Omit<ClassifyRevisionOptions, 'logger'>;
@@ -367,6 +368,15 @@ export function resolveDispatchOptions(options: DispatchOptions): DispatchConfig
     ...routesOf(o),
     tasks: tasksOf(o.tasks, logger),
   };
+  const ext = config.capabilities.extensions;
+  if (config.tasks === undefined && isJsonObject(ext) && Object.hasOwn(ext, TASKS_EXTENSION))
+    // Declaring the extension is a promise to answer tasks/get, update and cancel: only the tasks option keeps it.
+    throw badOption(
+      DISPATCH,
+      'capabilities.extensions',
+      TASKS_EXTENSION,
+      'without the tasks extension unless the tasks option is given (which advertises it)',
+    );
   return Object.freeze(config);
 }
 

@@ -94,6 +94,12 @@ describe('dispatch() tasks: options', () => {
     expect(() => dispatch({ ...base, tasks: tasks as never })).toThrow(message);
   });
 
+  test('declaring the extension in capabilities without the tasks option is refused', () => {
+    const capabilities = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
+    expect(() => dispatch({ ...base, capabilities })).toThrow(/capabilities\.extensions/);
+    expect(() => dispatch({ ...base, capabilities, tasks: {} }).close()).not.toThrow();
+  });
+
   test('tasks: {} is valid, and stats() counts the works running here', async () => {
     const mcp = dispatch({ ...base, anonymous: true, tasks: {} });
     expect(mcp.stats().tasksRunning).toBe(0);
