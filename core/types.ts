@@ -127,6 +127,12 @@ export interface TaskEnd {
   code?: number;
   /** From the task's creation to its end, in milliseconds (on the replica that ran it). */
   elapsedMs: number;
+  /**
+   * The end was written by another request (a `tasks/get` or `tasks/cancel` that found the task's worker gone),
+   * whose own record counts it: the creating request's slots are released, but audit and metrics do not record
+   * the end a second time.
+   */
+  elsewhere?: boolean;
 }
 
 /** A task seen from the request that made it (see {@link RequestLocals.task}). */

@@ -82,7 +82,8 @@ export function audit(options: AuditOptions): AuditMiddleware {
       if (record) sink.write(record);
       if (task === undefined) return;
       task.onEnd((end) => {
-        if (!sink.accepts()) return;
+        // Recorded by the request that ended it.
+        if (end.elsewhere === true || !sink.accepts()) return;
         const from = base ?? recordOf(tracking.req, res, tracking, finished);
         if (!from) return;
         let ended: AuditRecord;

@@ -87,16 +87,22 @@ export function createTaskMethods(rt: TaskRuntime): TaskMethods {
     throw new Error(`dispatch: task ${t.id} kept changing; ${ATTEMPTS} writes conflicted`);
   };
 
+  /**
+   * This request ended the task itself (its worker is gone): the request carries the ended task, so that audit
+   * and metrics record the end here, once.
+   */
+  const ended = (ctx: CallContext, t: StoredTask, owner: string): void => {
+    const track = new Track(t.id, t.tool, rt.settings);
+    track.end(endOf(t, Date.now()));
+    ctx.locals.task = track;
+    rt.nudge(owner, t.id);
+  };
+
   const get: HandlerMethod = async (params, ctx) => {
     const { owner, task } = await find('tasks/get', params, ctx);
     // A task whose worker stopped renewing its lease is failed by whoever reads it.
     const out = await write(owner, task, lapse);
-    if (out.wrote) {
-      const track = new Track(task.id, task.tool, rt.settings);
-      track.end(endOf(out.task, Date.now()));
-      ctx.locals.task = track;
-      rt.nudge(owner, task.id);
-    }
+    if (out.wrote) ended(ctx, out.task, owner);
     return detailedTask(out.task);
   };
 
@@ -116,7 +122,8 @@ export function createTaskMethods(rt: TaskRuntime): TaskMethods {
         ? finish(t, { status: 'cancelled' }, now)
         : requestCancel(t, now),
     );
-    if (out.wrote) rt.nudge(owner, task.id);
+    if (out.wrote && isTerminal(out.task.status)) ended(ctx, out.task, owner);
+    else if (out.wrote) rt.nudge(owner, task.id);
     return {};
   };
 

@@ -262,8 +262,9 @@ export class TaskRun {
       }
       const now = Date.now();
       if (fresh === undefined) return this.#stop(goneEnd(this.task, now));
+      // Ended by another writer, which recorded the end (a reader that found the lease lapsed).
       if (isTerminal(fresh.status) || fresh.worker !== this.#host.worker)
-        return this.#stop(endOf(fresh, now));
+        return this.#stop({ ...endOf(fresh, now), elsewhere: true });
       this.task = fresh;
       if (this.#ending === undefined && fresh.cancelRequested === true) {
         this.ac.abort(new Error('The task was cancelled'));

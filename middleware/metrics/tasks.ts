@@ -29,7 +29,7 @@ export function taskTracker(
     if (wasRunning) add(tool, 1);
     task.onEnd((end) => {
       if (wasRunning) add(tool, -1);
-      if (OUTCOMES.has(end.outcome)) tallies.tasks.two(tool, end.outcome).inc();
+      if (end.elsewhere !== true && OUTCOMES.has(end.outcome)) tallies.tasks.two(tool, end.outcome).inc();
     });
   };
 }

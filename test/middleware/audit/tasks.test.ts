@@ -96,6 +96,16 @@ describe('audit and tasks', () => {
     ]);
   });
 
+  it('an end another request recorded (elsewhere) writes no second task_end', async () => {
+    const { logger, records: list } = capture();
+    const app = await open(logger);
+    await rpc(app.port, 'alice', 'tools/call', { name: 't1' });
+    await records(list, 1);
+    app.task('task-1').end({ status: 'failed', outcome: 'lost', elapsedMs: 5, elsewhere: true });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(list.map((r) => r.event)).toEqual(['audit']);
+  });
+
   it('a tasks/get that found the worker gone writes its record, then the task_end (lost)', async () => {
     const { logger, records: list } = capture();
     const app = await open(logger);

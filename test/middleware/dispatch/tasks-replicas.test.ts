@@ -110,12 +110,31 @@ describe('dispatch() tasks: two replicas on one store', () => {
     });
     const lost = b.tracks.find((x) => x.method === 'tasks/get' && x.task?.taskId === t.taskId)?.task;
     expect(lost?.ended).toMatchObject({ status: 'failed', outcome: 'lost', code: -32603 });
+    expect(lost?.ended?.elsewhere).toBeUndefined();
     aStore.broken = false;
     // A, back in touch with the store, sees the task ended and stops its work.
     await pollTask(a.base, t.taskId, () => signals.get(t.taskId)!.aborted);
     const track = a.tracks.find((x) => x.method === 'tools/call' && x.task?.taskId === t.taskId)!.task!;
     await pollTask(a.base, t.taskId, () => track.ended !== undefined);
-    expect(track.ended).toMatchObject({ status: 'failed', outcome: 'lost' });
+    // B's read recorded the end; A's track says so, so that audit and metrics count the task once.
+    expect(track.ended).toMatchObject({ status: 'failed', outcome: 'lost', elsewhere: true });
+  });
+
+  test('a cancel that finds the lease lapsed ends the task itself, and its request carries the end', async () => {
+    const t = await create(a.base, 'endless');
+    await pollTask(b.base, t.taskId, () => signals.has(t.taskId));
+    aStore.broken = true;
+    await new Promise((r) => setTimeout(r, LEASE + 50));
+    expect((await rpc(b.base, 'tasks/cancel', { taskId: t.taskId })).body.result?.resultType).toBe(
+      'complete',
+    );
+    const cancel = b.tracks.find((x) => x.method === 'tasks/cancel' && x.task?.taskId === t.taskId)?.task;
+    expect(cancel?.ended).toMatchObject({ status: 'cancelled', outcome: 'cancelled' });
+    expect(cancel?.ended?.elsewhere).toBeUndefined();
+    aStore.broken = false;
+    const track = a.tracks.find((x) => x.method === 'tools/call' && x.task?.taskId === t.taskId)!.task!;
+    await pollTask(a.base, t.taskId, () => track.ended !== undefined);
+    expect(track.ended).toMatchObject({ status: 'cancelled', elsewhere: true });
   });
 
   test("close() ends the replica's running tasks failed task_interrupted", async () => {

@@ -66,6 +66,15 @@ describe('metrics and tasks', () => {
     expect(text).toContain('mcp_request_duration_seconds_count{method="tasks/get",outcome="ok"} 1');
   });
 
+  it('an end another request recorded (elsewhere) leaves running but is not counted again', async () => {
+    const { app, value, reaches } = await open();
+    await rpc(app.port, 'alice', 'tools/call', { name: 'slow' });
+    await reaches('mcp_tasks_running', { tool: 'slow' }, 1);
+    app.task('task-1').end({ status: 'failed', outcome: 'lost', elapsedMs: 5, elsewhere: true });
+    expect(await value('mcp_tasks_running', { tool: 'slow' })).toBe(0);
+    expect(await value('mcp_tasks_total', { tool: 'slow', outcome: 'lost' })).toBeUndefined();
+  });
+
   it("the task's tool label comes from the tool label budget: past maxTools it is other", async () => {
     const { app, value, reaches } = await open({ maxTools: 1 });
     await rpc(app.port, 'alice', 'tools/call', { name: 'first' });
