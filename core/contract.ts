@@ -98,6 +98,12 @@ export interface CallContext {
   tasks?: TaskHost;
   /** The id of the task this context's work runs in; undefined outside a task. */
   taskId?: string;
+  /**
+   * The OpenTelemetry `Context` of the request's span when `otel()` runs in front of the dispatcher (pass it to
+   * `tracer.startSpan(name, options, ctx.otel)`); undefined otherwise. Handlers also run inside it, so spans
+   * started with the active context nest under the request's span too.
+   */
+  otel?: unknown;
 }
 
 /**

@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Era, RefusalReason } from '../lib/errors.js';
 import type { McpRequest } from '../lib/request.js';
 import type { TOOL_VIEWS, ToolView } from './tool-views.js';
+import type { RequestTrace, TRACE } from './trace.js';
 
 /** Who is asking, as an authenticator decided. Limits, audit and tool visibility key on it. */
 export interface Principal {
@@ -115,6 +116,8 @@ export interface RequestLocals {
    * its work until then.
    */
   task?: TaskTrack;
+  /** Set by `otel()`: the request's trace (see core/trace.ts). */
+  [TRACE]?: RequestTrace;
   [key: string]: unknown;
 }
 

@@ -98,6 +98,7 @@ describe('what the endpoint exposes', () => {
         listenStreams: 0,
         listenPrincipals: 0,
         pendingInputs: 0,
+        tasksRunning: 0,
         inFlight: 0,
         draining: false,
       });
