@@ -36,7 +36,21 @@ export interface RequestTrace {
   readonly spanId: string | undefined;
   /** Add an event to the request's span (kept and added when it starts, if it has not yet). */
   event(name: string, attributes?: TraceAttributes): void;
+  /**
+   * `dispatch()` hands over the result it answered with, after the outbound transforms (so after `redact()`);
+   * kept only when `otel({ captureResults: true })`.
+   */
+  result(value: unknown): void;
 }
+
+/**
+ * Where `redact()` leaves, on a request `otel()` traces, the function that redacts a value with that request's
+ * rules: what `otel({ captureArguments: true })` may put on a span. Without it nothing is captured.
+ */
+export const TRACE_REDACTOR: unique symbol = Symbol.for('mcpware.traceRedactor');
+
+/** Redact a value as `redact()` redacts the request's results (a copy; the value is not changed). */
+export type TraceRedactor = (value: unknown) => unknown;
 
 /** The request's trace, when `otel()` runs in front of it. */
 export function traceOf(locals: { [TRACE]?: RequestTrace } | undefined): RequestTrace | undefined {

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Era, RefusalReason } from '../lib/errors.js';
 import type { McpRequest } from '../lib/request.js';
 import type { TOOL_VIEWS, ToolView } from './tool-views.js';
-import type { RequestTrace, TRACE } from './trace.js';
+import type { RequestTrace, TRACE, TRACE_REDACTOR, TraceRedactor } from './trace.js';
 
 /** Who is asking, as an authenticator decided. Limits, audit and tool visibility key on it. */
 export interface Principal {
@@ -118,6 +118,8 @@ export interface RequestLocals {
   task?: TaskTrack;
   /** Set by `otel()`: the request's trace (see core/trace.ts). */
   [TRACE]?: RequestTrace;
+  /** Set by `redact()` on a traced request: its redaction of a value, for what `otel()` captures. */
+  [TRACE_REDACTOR]?: TraceRedactor;
   [key: string]: unknown;
 }
 
