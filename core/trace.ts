@@ -11,6 +11,9 @@
  * - Middlewares add what they decided as events ({@link RequestTrace.event}): the authentication decision, a
  *   limit's refusal, the limiter's store calls, the redaction count.
  * - Audit reads {@link RequestTrace.traceId} and {@link RequestTrace.spanId} for its record.
+ * - Across requests: an input-required round signs {@link RequestTrace.traceparent} into its `requestState` and
+ *   the retry {@link RequestTrace.link}s to it; a task stores it, and `tasks/get`, `tasks/update`, `tasks/cancel`
+ *   link to it; the task's work runs in a span of its own ({@link RequestTrace.work}).
  *
  * @see docs/middleware/otel.md
  */
@@ -41,6 +44,52 @@ export interface RequestTrace {
    * kept only when `otel({ captureResults: true })`.
    */
   result(value: unknown): void;
+  /**
+   * The request span's context as a canonical W3C `traceparent` (version 00), once it has started and records:
+   * what a later request links to (an input-required round's signed `requestState`, a task's stored creation
+   * span).
+   */
+  readonly traceparent: string | undefined;
+  /**
+   * Link the request's span to the span a W3C `traceparent` names (an earlier input-required round's, a task's
+   * creating request's). A value that does not parse is ignored. Kept and added at the start if the span has not
+   * started.
+   */
+  link(traceparent: string, attributes?: TraceAttributes): void;
+  /** Set attributes on the request's span (kept and set at its start if it has not started). */
+  set(attributes: TraceAttributes): void;
+  /**
+   * Start a span for work that outlives the request (a task's work): kind INTERNAL, named `name`, a child of the
+   * request's span. Undefined when the request's span has not started or does not record.
+   */
+  work(name: string, attributes?: TraceAttributes): WorkTrace | undefined;
+}
+
+/** How a {@link WorkTrace}'s work ended. */
+export interface TraceOutcome {
+  /**
+   * The JSON-RPC error code it ended with: `rpc.response.status_code`, and `error.type` with status ERROR unless
+   * the conventions do not count the code as a server error (as on a request's span).
+   */
+  code?: number;
+  /** The message sent on the wire with that code: the status description. */
+  message?: string;
+  /** A tool result with `isError: true`: `error.type` `tool_error`, status ERROR. */
+  toolError?: boolean;
+  /** Set on the span before it ends. */
+  attributes?: TraceAttributes;
+}
+
+/** A span of work that outlives its request ({@link RequestTrace.work}), ended once. */
+export interface WorkTrace {
+  /** The OpenTelemetry `Context` holding the work's span: the work's `ctx.otel`. */
+  readonly context: unknown;
+  /** Run `fn` in the context of the work's span. */
+  run<T>(fn: () => T): T;
+  /** Add an event to the work's span. */
+  event(name: string, attributes?: TraceAttributes): void;
+  /** End the work's span (once; later calls do nothing). */
+  end(outcome?: TraceOutcome): void;
 }
 
 /**
