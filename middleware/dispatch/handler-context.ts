@@ -15,6 +15,7 @@ import { DEFAULT_LEGACY_VERSION, negotiateVersion } from '../../lib/revisions.js
 import { type Route, routeKey } from '../../lib/routing.js';
 import { addCharge } from '../../core/charge.js';
 import type { CallContext } from '../../core/contract.js';
+import { traceOf } from '../../core/trace.js';
 import type { Logger, RequestLocals } from '../../core/types.js';
 import {
   type RoundInput,
@@ -110,7 +111,8 @@ export interface ContextEnv {
  * A handler's context. `signal` and the request's functions (`progress`, `log`, `requireClientCapabilities`,
  * `inputRequired`, `charge`, `tasks`) are getters on the prototype: a request whose handler never reads them makes no
  * function for them, and nothing of the request is held in a closure on the object. Each getter returns a
- * function that does not depend on `this` (`const { progress } = ctx` works).
+ * function that does not depend on `this` (`const { progress } = ctx` works). `otel` is a getter too: the trace's
+ * context is read only by a handler that asks for it.
  *
  * The members a handler does not get are undefined: `progress`, `log` and `requireClientCapabilities` for a
  * notification; `inputRequired`, `inputResponses` and `requestState` outside `tools/call`, `prompts/get` and
@@ -158,6 +160,11 @@ export class HandlerContext implements CallContext {
 
   get signal(): AbortSignal {
     return this.#call.ac.signal;
+  }
+
+  /** The OpenTelemetry `Context` of the request's span, under `otel()` (core/trace.ts); else undefined. */
+  get otel(): unknown {
+    return traceOf(this.locals)?.context;
   }
 
   /** The response a context's call answers on (the built-in `initialize` sets the session header on it). */

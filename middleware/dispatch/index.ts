@@ -19,6 +19,7 @@ import { markPassedOn } from '../../core/mount-order.js';
 import { onParsed } from '../../core/parse-step.js';
 import { refuseMethod } from '../../core/post-only.js';
 import { sendRefusal } from '../../core/respond.js';
+import { traceOf } from '../../core/trace.js';
 import { createBuiltins } from './builtins.js';
 import { createCancellations } from './cancel.js';
 import { type CloseOptions, closeDeadline, createDrain } from './drain.js';
@@ -119,7 +120,10 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     if (config.anonymous || authDecided(req)) {
       // A legacy session that fails verification is answered 404 here.
       if (!sessions.admit(req, res, mcp)) return;
-      return route(dispatcher, req, res, mcp);
+      // Under otel(), the request is served in its span's context: a handler's own spans nest under it.
+      const trace = traceOf(req.locals);
+      if (trace === undefined) return route(dispatcher, req, res, mcp);
+      return trace.run(() => route(dispatcher, req, res, mcp));
     }
     return undecided(req, res);
   };

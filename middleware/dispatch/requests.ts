@@ -35,6 +35,7 @@ import type { ListenRouter } from './listen.js';
 import { type RoundInput, checkedInputRequired, handedBackState, readRound } from './mrtr.js';
 import { DISPATCH } from './options.js';
 import { applyOutbound } from '../../core/outbound.js';
+import { TRACE } from '../../core/trace.js';
 import { Reply, spokenVersion, writeAnswer } from './reply.js';
 import type { Bound } from './route-table.js';
 import { type RpcError, internalError, methodNotFound, sendRpcError, sendThrown } from './rpc-errors.js';
@@ -352,5 +353,7 @@ function answer(
   }
   const record: { resultType: string; toolError?: boolean } = { resultType: encoded.resultType };
   if (t.key === TOOLS_CALL) record.toolError = encoded.result.isError === true;
+  // Under otel(): the result as answered, after the outbound transforms (redaction), for what it may capture.
+  locals[TRACE]?.result(value);
   return reply.send(200, text, record);
 }
