@@ -12,6 +12,7 @@ import type { McpRequest } from '../../lib/request.js';
 import { METHOD_TARGETS } from '../../lib/routing.js';
 import { cleanText, escapeIdentity } from '../../lib/sanitize.js';
 import { principalSource } from '../../lib/principal.js';
+import { TRACE } from '../../core/trace.js';
 import type { RequestLocals, TaskEnd, TaskTrack } from '../../core/types.js';
 import { CleanMemo } from './clean-memo.js';
 import { createIsoTime } from './iso-time.js';
@@ -52,6 +53,8 @@ export const AUDIT_KEYS = Object.freeze([
   'result_type',
   'task_id',
   'task_status',
+  'trace_id',
+  'span_id',
 ] as const);
 
 export type AuditKey = (typeof AUDIT_KEYS)[number];
@@ -133,6 +136,13 @@ export interface AuditRecord {
   task_id: string;
   /** A `task_end` record: how the task ended (`completed`, `failed`, `cancelled`); else `''`. */
   task_status: string;
+  /**
+   * The W3C trace id (32 lowercase hex) of the request's span when `otel()` traces it, else `''`. A `task_end`
+   * record keeps the id of the request that carried the task.
+   */
+  trace_id: string;
+  /** The request span's W3C span id (16 lowercase hex) when `otel()` traces it, else `''`. */
+  span_id: string;
 }
 
 /** Caps (characters) per caller-authored field. */
@@ -160,6 +170,14 @@ export const MAX_CAP = Math.max(...Object.values(AUDIT_CAPS));
 const ARGUMENT_MAX_DEPTH = 8;
 
 const RULE_SET: ReadonlySet<string> = new Set(RULE_NAMES);
+
+const TRACE_ID = /^[0-9a-f]{32}$/;
+const SPAN_ID = /^[0-9a-f]{16}$/;
+
+/** A trace or span id as the trace gives it, when it has the W3C form; else `''`. */
+function idOf(id: string | undefined, form: RegExp): string {
+  return typeof id === 'string' && form.test(id) ? id : '';
+}
 
 /** When a request arrived and how many answer bytes were written (kept by the byte counter). */
 export interface Arrival {
@@ -204,7 +222,8 @@ export type BuildRecord = (
  * - used as they are: values this process makes (`event`, `time`, a random `request_id`, `args_sha256`, `rpc_id`
  *   from a number, the numbers), values from fixed vocabularies set by mcpware's own middlewares (`auth`, `era`,
  *   `reason`, `refused_by`, and `decision`, `outcome`, `target_type` chosen here), `redacted` (filtered to the
- *   rule names), and `remote_addr` (the socket's peer address, from the OS, not from the caller's bytes).
+ *   rule names), `remote_addr` (the socket's peer address, from the OS, not from the caller's bytes), and
+ *   `trace_id` and `span_id` (kept only in their W3C hex form, else `''`).
  */
 export function createRecordBuilder(config: RecordConfig): BuildRecord {
   const { redactor, onError } = config;
@@ -266,6 +285,7 @@ export function createRecordBuilder(config: RecordConfig): BuildRecord {
     const method = mcp?.method;
     const { outcome, errorCode } = outcomeOf(locals, res, finished);
     const fired = locals.redaction?.fired;
+    const trace = locals[TRACE];
     return {
       event: 'audit',
       time: isoTime(arrival.startedAt),
@@ -302,6 +322,8 @@ export function createRecordBuilder(config: RecordConfig): BuildRecord {
       result_type: cleanText(locals.response?.resultType ?? '', AUDIT_CAPS.result_type),
       task_id: cleanText(locals.task?.taskId ?? '', AUDIT_CAPS.task_id),
       task_status: '',
+      trace_id: trace === undefined ? '' : idOf(trace.traceId, TRACE_ID),
+      span_id: trace === undefined ? '' : idOf(trace.spanId, SPAN_ID),
     };
   };
 }
