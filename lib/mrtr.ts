@@ -18,6 +18,7 @@ import type { JsonObject } from './jsonrpc.js';
 import { clip } from './clip.js';
 import { isJsonObject } from './json.js';
 import { openToken, signToken } from './signed-token.js';
+import { formatTraceparent, parseTraceparent } from './trace-context.js';
 
 /** The client capability each input request method needs (2026-07-28 `InputRequest`). */
 export const INPUT_REQUEST_CAPABILITY: Readonly<Record<string, string>> = Object.freeze({
@@ -180,7 +181,14 @@ export type StateVerifyReason =
   | 'wrong_params';
 
 export type StateVerifyResult =
-  { ok: true; state: unknown; expiresAt: number } | { ok: false; reason: StateVerifyReason };
+  | {
+      ok: true;
+      state: unknown;
+      expiresAt: number;
+      /** The span context of the round that minted the token, as a canonical W3C traceparent (when traced). */
+      trace?: string;
+    }
+  | { ok: false; reason: StateVerifyReason };
 
 const TOKEN_VERSION = 'v1';
 /** Longest token accepted (characters) before anything is computed. */
@@ -207,15 +215,24 @@ function hashPrincipal(p: string): string {
         .slice(0, 22);
 }
 
+/** A W3C traceparent re-formatted in its canonical version-00 form (55 characters), or undefined. */
+function canonicalTraceparent(v: unknown): string | undefined {
+  const r = parseTraceparent(v);
+  return r.ok ? formatTraceparent(r.value) : undefined;
+}
+
 /**
  * Sign `state` (any JSON value, or `undefined` for none) bound to `binding`, valid until `expiresAt` (ms since the
- * epoch). The token is `v1.<payload>.<mac>`, both base64url.
+ * epoch). The token is `v1.<payload>.<mac>`, both base64url. `trace`, the minting round's span context as a W3C
+ * traceparent, travels along (canonical, 55 characters; dropped when it does not parse) so that the retry's span
+ * can link to it.
  */
 export function signRequestState(
   state: unknown,
   binding: StateBinding,
   key: Uint8Array,
   expiresAt: number,
+  trace?: string,
 ): string {
   const payload: Record<string, unknown> = {
     m: binding.method,
@@ -224,6 +241,8 @@ export function signRequestState(
     e: Math.floor(expiresAt),
   };
   if (state !== undefined) payload.s = state;
+  const t = trace === undefined ? undefined : canonicalTraceparent(trace);
+  if (t !== undefined) payload.t = t;
   return signToken(TOKEN_VERSION, payload, key);
 }
 
@@ -248,5 +267,8 @@ export function verifyRequestState(
   if (payload.u !== hashPrincipal(binding.principal)) return { ok: false, reason: 'wrong_principal' };
   if (payload.m !== binding.method) return { ok: false, reason: 'wrong_method' };
   if (payload.d !== binding.digest) return { ok: false, reason: 'wrong_params' };
-  return { ok: true, state: payload.s, expiresAt: payload.e };
+  const out: StateVerifyResult = { ok: true, state: payload.s, expiresAt: payload.e };
+  const trace = canonicalTraceparent(payload.t);
+  if (trace !== undefined) out.trace = trace;
+  return out;
 }

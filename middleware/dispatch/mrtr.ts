@@ -21,14 +21,18 @@ import {
 import { INPUT_REQUIRED_METHODS, routeKey } from '../../lib/routing.js';
 import type { InputRequiredRequest } from '../../core/contract.js';
 import { log } from '../../core/log.js';
-import type { Logger } from '../../core/types.js';
+import { traceOf } from '../../core/trace.js';
+import type { Logger, RequestLocals } from '../../core/types.js';
 import { missingCapabilityError } from './rpc-errors.js';
 import { clip } from '../../lib/clip.js';
 
 /** Signs and verifies `requestState` tokens. */
 export interface StateCodec {
-  /** A token for `state` (any JSON value, or `undefined`), valid for the configured time. */
-  mint(state: unknown, binding: StateBinding): string;
+  /**
+   * A token for `state` (any JSON value, or `undefined`), valid for the configured time; `trace` (the minting
+   * round's span context, a W3C traceparent) travels in it.
+   */
+  mint(state: unknown, binding: StateBinding, trace?: string): string;
   /** The state a token carries, or the fixed reason it is refused. */
   verify(token: unknown, binding: StateBinding): StateVerifyResult;
 }
@@ -40,7 +44,7 @@ export function createStateCodec(options: { keys: readonly Uint8Array[]; ttlMs: 
     throw new RangeError(`requestState keys must be at least ${MIN_STATE_KEY_BYTES} bytes`);
   }
   return {
-    mint: (state, binding) => signRequestState(state, binding, keys[0]!, Date.now() + ttlMs),
+    mint: (state, binding, trace) => signRequestState(state, binding, keys[0]!, Date.now() + ttlMs, trace),
     verify: (token, binding) => verifyRequestState(token, binding, keys, Date.now()),
   };
 }
@@ -54,6 +58,8 @@ export interface RoundScope {
   /** principalKey() of the caller. */
   readonly principal: string;
   readonly clientCapabilities: JsonObject;
+  /** The request's reply, when the scope is a request's call: its locals hold the request's trace. */
+  readonly reply?: { readonly locals: RequestLocals };
 }
 
 /** One round's params and the MRTR members read from them (or handed over, in a legacy round). */
@@ -108,6 +114,9 @@ export function readRound(
       );
     }
     out.requestState = v.state;
+    // The conventions make each round a span of its own, parented by the client's _meta: a link joins them.
+    if (v.trace !== undefined)
+      traceOf(scope.reply?.locals)?.link(v.trace, { 'mcpware.link': 'input_required' });
   }
   return out;
 }
@@ -131,7 +140,7 @@ export function buildInputRequired(
     } catch {
       throw new TypeError('inputRequired(): state must be JSON data');
     }
-    out.requestState = codec.mint(state, bindingOf(scope, params));
+    out.requestState = codec.mint(state, bindingOf(scope, params), traceOf(scope.reply?.locals)?.traceparent);
   }
   const check = checkInputRequired(out, scope.era === 'modern' ? scope.clientCapabilities : undefined);
   if (!check.ok) {
