@@ -67,6 +67,11 @@ export interface StoredTask {
   result?: JsonObject;
   /** The JSON-RPC error (status `failed`). */
   error?: TaskError;
+  /**
+   * The creating request's span context as a canonical W3C traceparent (when it was traced): the spans of
+   * `tasks/get`, `tasks/update` and `tasks/cancel` link to it, on any replica.
+   */
+  trace?: string;
 }
 
 /** What a new task is made of. */
@@ -79,6 +84,8 @@ export interface NewTask {
   pollIntervalMs: number;
   worker: string;
   leaseMs: number;
+  /** The creating request's span context (a W3C traceparent). */
+  trace?: string;
 }
 
 /** A new `working` task. */
@@ -97,6 +104,7 @@ export function newTask(t: NewTask): StoredTask {
     round: 0,
   };
   if (t.tool !== undefined) task.tool = t.tool;
+  if (t.trace !== undefined) task.trace = t.trace;
   return task;
 }
 

@@ -22,6 +22,7 @@ import {
   requestCancel,
 } from '../../lib/tasks.js';
 import type { CallContext, HandlerMethod } from '../../core/contract.js';
+import { traceOf } from '../../core/trace.js';
 import type { Bound } from './route-table.js';
 import { type TaskRuntime, refusalError, tasksNotDeclared } from './tasks.js';
 import { Track, endOf } from './task-run.js';
@@ -54,6 +55,8 @@ export function createTaskMethods(rt: TaskRuntime): TaskMethods {
     const owner = principalKey(ctx.principal);
     const task = await store.get(owner, p.taskId);
     if (task === undefined) throw unknownTask();
+    // The task's creating request, on whichever replica it ran: the store carries its span context.
+    if (task.trace !== undefined) traceOf(ctx.locals)?.link(task.trace, { 'mcpware.link': 'task' });
     return { owner, task, params: p };
   };
 

@@ -25,6 +25,7 @@ import { addCharge } from '../../core/charge.js';
 import type { CallContext, InputRequiredRequest, TaskWork } from '../../core/contract.js';
 import { errorMeta, log } from '../../core/log.js';
 import type { TaskStore } from '../../core/task-store.js';
+import type { TraceOutcome, WorkTrace } from '../../core/trace.js';
 import type { TaskEnd, TaskTrack } from '../../core/types.js';
 import { missingCapabilityError, toRpcError } from './rpc-errors.js';
 import type { TaskSettings } from './tasks.js';
@@ -110,6 +111,8 @@ export interface RunOrigin {
   /** The round's answers and state the creating request carried (the work's first round sees them). */
   readonly inputResponses: CallContext['inputResponses'];
   readonly requestState: unknown;
+  /** The work's span, when the creating request was traced: every round runs in it; it ends with the task. */
+  readonly span?: WorkTrace | undefined;
 }
 
 /** The host of the runs: the settings, this replica's worker id, and the set of running works. */
@@ -191,18 +194,24 @@ export class TaskRun {
     await this.#queue;
     // The write failed (the store is unreachable): the task lapses for its readers; this replica is done.
     if (!this.#done)
-      this.#stop({
-        status: 'failed',
-        outcome: 'error',
-        code: INTERRUPTED_ERROR.code,
-        elapsedMs: Date.now() - this.task.createdAt,
-      });
+      this.#stop(
+        {
+          status: 'failed',
+          outcome: 'error',
+          code: INTERRUPTED_ERROR.code,
+          elapsedMs: Date.now() - this.task.createdAt,
+        },
+        INTERRUPTED_ERROR.message,
+      );
   }
 
   /** Run one round of the work; its outcome is written by the next look, asked for at once. */
   #call(inputResponses: CallContext['inputResponses'], requestState: unknown): void {
-    const ctx = new TaskContext(this, this.#origin.ctx, inputResponses, requestState);
-    new Promise<unknown>((resolve) => resolve(this.#work(ctx))).then(
+    const ctx = new TaskContext(this, this.#origin, inputResponses, requestState);
+    const span = this.#origin.span;
+    new Promise<unknown>((resolve) =>
+      resolve(span === undefined ? this.#work(ctx) : span.run(() => this.#work(ctx))),
+    ).then(
       (value) => this.#settled(value),
       (err: unknown) => this.#threw(err),
     );
@@ -264,7 +273,7 @@ export class TaskRun {
       if (fresh === undefined) return this.#stop(goneEnd(this.task, now));
       // Ended by another writer, which recorded the end (a reader that found the lease lapsed).
       if (isTerminal(fresh.status) || fresh.worker !== this.#host.worker)
-        return this.#stop({ ...endOf(fresh, now), elsewhere: true });
+        return this.#stop({ ...endOf(fresh, now), elsewhere: true }, fresh.error?.message);
       this.task = fresh;
       if (this.#ending === undefined && fresh.cancelRequested === true) {
         this.ac.abort(new Error('The task was cancelled'));
@@ -300,7 +309,7 @@ export class TaskRun {
     };
     if (this.#ending !== undefined) {
       const task = finish(t, this.#ending, now);
-      return task && { task, then: () => this.#stop(endOf(task, now)) };
+      return task && { task, then: () => this.#stop(endOf(task, now), task.error?.message) };
     }
     if (this.#asking !== undefined) {
       const task = lease(askInput(t, this.#asking, now, this.statusMessage));
@@ -347,14 +356,31 @@ export class TaskRun {
     });
   }
 
-  #stop(end: TaskEnd): void {
+  /** The task ended (`message`: its error's, as stored and answered by `tasks/get`). */
+  #stop(end: TaskEnd, message?: string): void {
     if (this.#done) return;
     this.#done = true;
     clearInterval(this.#timer);
     if (!this.ac.signal.aborted) this.ac.abort(new Error('The task ended'));
     this.#host.ended(this);
+    this.#origin.span?.end(spanOutcome(end, message));
     this.track.end(end);
   }
+}
+
+/**
+ * How a task's end ends its work's span: a failure's code (-32603 when the task is gone with none), a tool
+ * error, and the task's status and outcome as attributes; a cancelled task is not an error.
+ */
+export function spanOutcome(end: TaskEnd, message: string | undefined): TraceOutcome {
+  const out: TraceOutcome = {
+    attributes: { 'mcpware.task.status': end.status, 'mcpware.task.outcome': end.outcome },
+  };
+  if (end.status === 'failed') {
+    out.code = end.code ?? INTERNAL_ERROR.code;
+    out.message = message ?? INTERNAL_ERROR.message;
+  } else if (end.outcome === 'tool_error') out.toolError = true;
+  return out;
 }
 
 /** The end recorded when the stored task is gone (purged at its TTL) while its work still ran. */
@@ -397,14 +423,11 @@ class TaskContext implements CallContext {
   requestState: unknown;
   log: CallContext['log'] = undefined;
   tasks: CallContext['tasks'] = undefined;
+  otel: unknown;
   readonly #run: TaskRun;
 
-  constructor(
-    run: TaskRun,
-    origin: CallContext,
-    inputResponses: CallContext['inputResponses'],
-    state: unknown,
-  ) {
+  constructor(run: TaskRun, from: RunOrigin, inputResponses: CallContext['inputResponses'], state: unknown) {
+    const origin = from.ctx;
     this.#run = run;
     this.id = origin.id;
     this.version = origin.version;
@@ -417,6 +440,8 @@ class TaskContext implements CallContext {
     this.taskId = run.id;
     this.inputResponses = inputResponses;
     this.requestState = state;
+    // The work's own span; without one (the request was not traced, or not sampled) the request's context.
+    this.otel = from.span?.context ?? origin.otel;
   }
 
   get signal(): AbortSignal {

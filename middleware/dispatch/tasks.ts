@@ -14,7 +14,9 @@ import { principalKey } from '../../lib/principal.js';
 import { TASKS_REQUIRED_CAPABILITIES, createTaskResult, declaresTasks, newTask } from '../../lib/tasks.js';
 import type { CallContext, TaskHost, TaskWork } from '../../core/contract.js';
 import type { TaskBounds, TaskStore } from '../../core/task-store.js';
+import { traceOf } from '../../core/trace.js';
 import type { Logger } from '../../core/types.js';
+import { clip } from '../../lib/clip.js';
 import { missingCapabilityError } from './rpc-errors.js';
 import { type RunHost, TaskRun, Track } from './task-run.js';
 
@@ -77,6 +79,8 @@ export function createTaskRuntime(settings: TaskSettings): TaskRuntime {
       throw new Error('ctx.tasks.start(): this request has made its task already');
     if (closing) throw refusalError(refusal('unavailable', { message: 'The server is shutting down' }));
     const now = Date.now();
+    const trace = traceOf(ctx.locals);
+    const traceparent = trace?.traceparent;
     const task = newTask({
       id: randomBytes(16).toString('base64url'),
       owner: principalKey(ctx.principal),
@@ -86,6 +90,7 @@ export function createTaskRuntime(settings: TaskSettings): TaskRuntime {
       pollIntervalMs: settings.pollIntervalMs,
       worker,
       leaseMs: settings.leaseMs,
+      ...(traceparent === undefined ? {} : { trace: traceparent }),
     });
     const w = await settings.store.create(task, settings.bounds);
     if (!w.ok) {
@@ -106,20 +111,23 @@ export function createTaskRuntime(settings: TaskSettings): TaskRuntime {
     }
     const track = new Track(task.id, tool, settings);
     ctx.locals.task = track;
-    const run = new TaskRun(
-      runHost,
-      task,
-      work,
-      {
-        ctx,
-        inputResponses: ctx.inputResponses,
-        requestState: ctx.requestState,
-      },
-      track,
-    );
-    runs.set(task.id, run);
-    // The work starts after this turn: the answer is on its way first.
-    setImmediate(() => run.start());
+    // The work's span: a child of this request's, ended with the task (the request's ends with its answer).
+    const span = trace?.work(tool === undefined ? 'tools/call' : `tools/call ${clip(tool, 128)}`, {
+      'mcp.method.name': 'tools/call',
+      'gen_ai.operation.name': 'execute_tool',
+      ...(tool === undefined ? {} : { 'gen_ai.tool.name': clip(tool, 128) }),
+    });
+    const origin = { ctx, inputResponses: ctx.inputResponses, requestState: ctx.requestState, span };
+    const begin = (): TaskRun => {
+      const run = new TaskRun(runHost, task, work, origin, track);
+      runs.set(task.id, run);
+      // The work starts after this turn: the answer is on its way first.
+      setImmediate(() => run.start());
+      return run;
+    };
+    // Made in the work's span, so that its renewals and its first round run there too.
+    if (span === undefined) begin();
+    else span.run(begin);
     return createTaskResult(task);
   };
 
