@@ -22,6 +22,7 @@ import type { ChangeEvent, ChangeFeed } from '../../core/change-feed.js';
 import { errorMeta, log } from '../../core/log.js';
 import { releaseParsed } from '../../core/parse-step.js';
 import { principalKey } from '../../lib/principal.js';
+import { type RequestTrace, traceOf } from '../../core/trace.js';
 import type { Logger } from '../../core/types.js';
 import type { Feeds } from './capabilities.js';
 import { applyOutbound } from '../../core/outbound.js';
@@ -67,6 +68,8 @@ export const MAX_SUBSCRIPTION_URI_LENGTH = 2048;
 export const MAX_SUBSCRIPTION_FILTER_LENGTH = 128 * 1024;
 /** Longest string id of a listen request (the subscription id every notification carries). */
 export const MAX_SUBSCRIPTION_ID_LENGTH = 1024;
+/** Notifications of one stream recorded as events of its span; the rest are counted only. */
+export const MAX_NOTIFICATION_EVENTS = 128;
 
 /** The honoured subset of a subscription filter: what the client asked for that the server can deliver. */
 export function honouredOf(
@@ -258,6 +261,8 @@ function openStream(
   const { feeds, capabilities, logger, serverInfo } = options;
   const { res, mcp, locals } = reply;
   const id = mcp.id!;
+  const trace = traceOf(locals);
+  const sent = trace === undefined ? undefined : notificationEvents(trace);
   const { honoured, uris } = honouredOf(params.notifications as JsonObject, feeds, capabilities);
   const tag = (p: JsonObject = {}): JsonObject => ({ ...p, _meta: { [META.subscriptionId]: id } });
   locals.response = { resultType: 'stream' };
@@ -265,14 +270,9 @@ function openStream(
   // (limits() would otherwise charge the stream's wall-clock time when it closes).
   locals.chargedMs ??= 0;
   // Queued before any feed is subscribed to: the acknowledgement is always the first message of the stream.
-  reply.push(
-    {
-      jsonrpc: '2.0',
-      method: 'notifications/subscriptions/acknowledged',
-      params: tag({ notifications: honoured }),
-    },
-    true,
-  );
+  const ACK = 'notifications/subscriptions/acknowledged';
+  if (reply.push({ jsonrpc: '2.0', method: ACK, params: tag({ notifications: honoured }) }, true))
+    sent?.(ACK);
   // The stream's keep-alive comments are the Reply's, as on every SSE answer (the `keepAliveMs` option).
   const unsubscribe = subscribe(
     reply,
@@ -281,6 +281,7 @@ function openStream(
     honoured,
     uris.size > 0 ? (u) => uris.has(u) : undefined,
     tag,
+    sent,
   );
 
   let ended = false;
@@ -323,8 +324,23 @@ function openStream(
 }
 
 /**
+ * The notifications of a listen stream on its request's span, which lasts as long as the stream: the first
+ * {@link MAX_NOTIFICATION_EVENTS} as `mcpware.notification` events (their method), and how many were sent in all as
+ * `mcpware.notification.count`, so that a long stream's span stays bounded.
+ */
+function notificationEvents(trace: RequestTrace): (method: string) => void {
+  let count = 0;
+  return (method) => {
+    count++;
+    if (count <= MAX_NOTIFICATION_EVENTS) trace.event('mcpware.notification', { method });
+    trace.set({ 'mcpware.notification.count': count });
+  };
+}
+
+/**
  * Subscribe a stream to the feeds it honours, and to the updates of the URIs `watched` accepts (read at each
- * update; none when undefined); returns the unsubscribe functions.
+ * update; none when undefined); returns the unsubscribe functions. `sent` hears the method of each notification
+ * queued on the stream.
  */
 export function subscribe(
   reply: Reply,
@@ -333,6 +349,7 @@ export function subscribe(
   honoured: JsonObject,
   watched: ((uri: string) => boolean) | undefined,
   tag: (p?: JsonObject) => JsonObject,
+  sent?: (method: string) => void,
 ): (() => void)[] {
   const guard = (): void => {
     if (reply.buffered() > MAX_LISTEN_BUFFER) {
@@ -350,7 +367,7 @@ export function subscribe(
   let scheduled = false;
   const flush = (): void => {
     scheduled = false;
-    for (const method of due) reply.notify(method, tag());
+    for (const method of due) if (reply.notify(method, tag())) sent?.(method);
     due.clear();
     guard();
   };
@@ -374,7 +391,8 @@ export function subscribe(
       if (e.type === 'listChanged') {
         if (honoured.resourcesListChanged) listChanged('notifications/resources/list_changed');
       } else if (watched?.(e.uri)) {
-        reply.notify('notifications/resources/updated', tag({ uri: e.uri }));
+        if (reply.notify('notifications/resources/updated', tag({ uri: e.uri })))
+          sent?.('notifications/resources/updated');
         guard();
       }
     });
