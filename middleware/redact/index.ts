@@ -21,12 +21,20 @@ import {
   redactResultOf,
 } from '../../lib/redact/types.js';
 import type { ServerResponse } from 'node:http';
+import { clip } from '../../lib/clip.js';
 import { finalHandlerCheck } from '../../core/final-handler.js';
 import { localsOf } from '../../core/respond.js';
 import { mountOrderCheck } from '../../core/mount-order.js';
 import { notPost } from '../../core/post-only.js';
 import { badOption, fnOption, knownKeys, optionsObject } from '../../core/options.js';
-import type { Middleware, OutboundKind, OutboundTransform, RedactionRecord } from '../../core/types.js';
+import { type RequestTrace, TRACE, TRACE_REDACTOR, type TraceRedactor } from '../../core/trace.js';
+import type {
+  Middleware,
+  OutboundKind,
+  OutboundTransform,
+  RedactionRecord,
+  RequestLocals,
+} from '../../core/types.js';
 import { maskOutbound } from './walk.js';
 
 export interface RedactMiddlewareOptions extends RedactOptions {
@@ -52,9 +60,55 @@ interface TransformState {
   readonly onFired: RedactMiddlewareOptions['onFired'];
 }
 
+/** What a traced request's transform binds beside its record: its trace (under `otel()`), and where it is. */
+interface TracedScope {
+  readonly record: RedactionRecord;
+  readonly locals: RequestLocals;
+  readonly trace: RequestTrace;
+  /** A GET (a session's stream): its messages are notifications, with no answer after them. */
+  readonly stream: boolean;
+}
+
+/** The event on the request's span that says what redaction did to what the request sent. */
+const REDACTION_EVENT = 'mcpware.redaction';
+
+/** The rule names on the event are a fixed vocabulary; the cut is a guard. */
+const RULES_ATTRIBUTE_CAP = 128;
+
 function anyHit(tally: RedactTally): boolean {
   for (const r of RULE_NAMES) if (tally.hits[r] > 0) return true;
   return false;
+}
+
+/** `mcpware.redaction` on the request's span: how many matches, and which rules (comma-joined, in rule order). */
+function traceEvent(trace: RequestTrace, hits: RedactionRecord['hits']): void {
+  let count = 0;
+  const rules: string[] = [];
+  for (const r of RULE_NAMES) {
+    const n = hits[r] ?? 0;
+    if (n > 0) {
+      count += n;
+      rules.push(r);
+    }
+  }
+  if (count > 0) trace.event(REDACTION_EVENT, { count, rules: clip(rules.join(','), RULES_ATTRIBUTE_CAP) });
+}
+
+/**
+ * Under `otel()`, what the request's redaction did goes on its span once, when its answer (a result or a relayed
+ * error) passes: the request's totals, notifications sent before the answer included. A stream (a session's GET,
+ * `subscriptions/listen`) has no answer: each of its notifications in which a rule fired gets an event of its own.
+ */
+function traceRedaction(
+  scope: TracedScope,
+  found: RedactionRecord['hits'] | undefined,
+  kind: OutboundKind,
+): void {
+  const { trace } = scope;
+  if (kind !== 'notification') return traceEvent(trace, scope.record.hits);
+  if (found !== undefined && (scope.stream || scope.locals.mcp?.method === 'subscriptions/listen')) {
+    traceEvent(trace, found);
+  }
 }
 
 /** The outbound transform: mask (or count) one value and add what fired to the request's record. */
@@ -63,6 +117,7 @@ function applyRedaction(
   record: RedactionRecord,
   value: unknown,
   info: { method: string; kind: OutboundKind },
+  traced?: TracedScope,
 ): unknown {
   const redactor = state.redactor;
   const tally = newTally();
@@ -78,8 +133,9 @@ function applyRedaction(
   }
   record.truncated += tally.truncated;
   // Nothing fired (the usual case): no result view is built.
+  let found: ReturnType<typeof redactResultOf> | undefined;
   if (anyHit(tally)) {
-    const found = redactResultOf(tally);
+    found = redactResultOf(tally);
     for (const r of found.fired) record.hits[r] = (record.hits[r] ?? 0) + found.hits[r]!;
     record.fired = RULE_NAMES.filter((r) => (record.hits[r] ?? 0) > 0);
     try {
@@ -88,7 +144,26 @@ function applyRedaction(
       // An observer must not change the answer.
     }
   }
+  if (traced !== undefined) traceRedaction(traced, found?.hits, info.kind);
   return redactor.mode === 'mask' ? out : value;
+}
+
+/**
+ * What `otel()` may capture on a traced request (core/trace.ts `TRACE_REDACTOR`): a value walked whole with the
+ * middleware's rules, strings masked, the input never changed. It masks in `warn` mode too: `warn` leaves the
+ * answer as it was, but a span is somewhere else the value would go. A value that cannot be walked (a throwing
+ * getter) gives undefined: nothing is captured.
+ */
+function traceRedactorOf(o: RedactMiddlewareOptions, redactor: Redactor): TraceRedactor | undefined {
+  if (redactor.mode === 'off') return undefined;
+  const masking = redactor.mode === 'mask' ? redactor : redactorOf({ ...o, mode: 'mask' });
+  return (value) => {
+    try {
+      return masking.scanValue ? masking.scanValue(value, newTally()) : masking.value(value).value;
+    } catch {
+      return undefined;
+    }
+  };
 }
 
 const OPTIONS = ['mode', 'rules', 'maskEmailDomain', 'maxLength', 'maxDepth', 'onFired'] as const;
@@ -142,6 +217,7 @@ export function redact(options?: RedactMiddlewareOptions): RedactMiddleware {
   const state: TransformState = { redactor: redactorOf(o), onFired };
   const redactor = state.redactor;
   const active = redactor.mode !== 'off';
+  const forTrace = traceRedactorOf(o, redactor);
 
   const late = mountOrderCheck('redact');
   // Listens to the first requests only: once an answer showed who writes them, nothing is added per request.
@@ -164,8 +240,16 @@ export function redact(options?: RedactMiddlewareOptions): RedactMiddleware {
     const record: RedactionRecord = { mode: redactor.mode, fired: [], hits: {}, truncated: 0 };
     locals.redaction = record;
     if (active) {
-      // The dispatcher calls a transform with the value only: the closure binds this request's record.
-      const transform: OutboundTransform = (value, info) => applyRedaction(state, record, value, info);
+      // The dispatcher calls a transform with the value only: the closure binds this request's record (and, under
+      // otel(), its trace).
+      const trace = locals[TRACE];
+      let transform: OutboundTransform;
+      if (trace === undefined) transform = (value, info) => applyRedaction(state, record, value, info);
+      else {
+        locals[TRACE_REDACTOR] = forTrace;
+        const traced: TracedScope = { record, locals, trace, stream: method === 'GET' };
+        transform = (value, info) => applyRedaction(state, record, value, info, traced);
+      }
       (locals.outbound ??= []).push(transform);
       // A stand-in response without events (a direct call in a unit test) is not checked.
       // The check concludes on a POST only.
