@@ -29,6 +29,7 @@ import {
 } from './body.js';
 import { badOption } from './options.js';
 import { localsOf, sendInternalError, sendRefusal } from './respond.js';
+import { traceOf } from './trace.js';
 import type { Logger } from './types.js';
 
 // DEFAULT_BODY_LIMIT and parseByteSize are body.ts's and exported from there alone (index.ts re-exports them):
@@ -198,6 +199,7 @@ function admit(req: IncomingMessage, result: ParseResult, bytes: number): McpReq
   if (!result.ok) return result;
   const mcp = toMcpRequest(result, req.headers, bytes);
   localsOf(req).mcp = mcp;
+  traceOf(req.locals)?.parsed(mcp);
   return mcp;
 }
 
