@@ -8,10 +8,13 @@
  *     and the median of the p50 differences within each A B pair.
  *
  *   tsx bench/ab.ts --instructions --b=DIR|FILE [--a=DIR|FILE] [--servers=mcpware-node,mcpware-express]
- *                   [--workloads=legacy-list,legacy-call,modern-list,modern-call] [--reps=1] [--lanes=N]
+ *                   [--b-servers=…] [--workloads=legacy-list,legacy-call,modern-list,modern-call] [--reps=1]
+ *                   [--lanes=N]
  *     instructions per request of each server × workload, counted under valgrind as
  *     `npm run bench -- --instructions` counts them (bench/instructions.ts). A side given as a FILE is the
- *     `bench/.out/results-instructions.json` that command recorded in another checkout. Writes
+ *     `bench/.out/results-instructions.json` that command recorded in another checkout. `--b-servers` counts
+ *     other servers on B, one for each of `--servers`, each compared with A's server in its place (e.g.
+ *     `--servers=mcpware-node --b-servers=mcpware-node-otel-nosdk`: what mounting `otel()` costs). Writes
  *     bench/.out/ab-instructions.json.
  *
  * A source tree needs index.ts, lib/, core/, middleware/ and handlers/ in this checkout's layout, because the
@@ -25,7 +28,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CACHE, OUT, ROOT, build, missingImports } from './build.js';
-import { compareCounts, incomparable, parseCounts, renderComparison } from './compare.js';
+import { compareCounts, incomparable, parseCounts, renameServers, renderComparison } from './compare.js';
 import { INPROC_SERVERS } from './inproc.js';
 import { countInstructions, type InstructionResults, valgrindVersion } from './instructions.js';
 import { runLoad } from './load.js';
@@ -50,9 +53,12 @@ const median = (xs: number[]): number => {
 
 type Side = 'a' | 'b';
 
-/** Builds a source tree into its own directory (emptied first, so no file of another tree is left in it). */
-function buildTree(side: Side, tree: string): string {
-  const missing = [...new Set(missingImports(tree).map((m) => m.module))];
+/**
+ * Builds a source tree into its own directory (emptied first, so no file of another tree is left in it), after
+ * checking it holds what the benchmark servers to run (their scripts' names) import.
+ */
+function buildTree(side: Side, tree: string, servers: readonly string[]): string {
+  const missing = [...new Set(missingImports(tree, servers).map((m) => m.module))];
   if (missing.length > 0) {
     const shown = missing.slice(0, 3).join(', ') + (missing.length > 3 ? ', …' : '');
     throw new Error(
@@ -78,7 +84,7 @@ async function timings(trees: Record<Side, string>): Promise<void> {
   const reps = positive('reps', '5');
   const servers = {} as Record<Side, RunningServer>;
   for (const k of ['a', 'b'] as const) {
-    servers[k] = new RunningServer(spec, [], buildTree(k, trees[k]));
+    servers[k] = new RunningServer(spec, [], buildTree(k, trees[k], [spec.script ?? spec.id]));
     await servers[k].ready();
   }
   const rps: Record<Side, number[]> = { a: [], b: [] };
@@ -127,10 +133,14 @@ async function instructions(sources: Record<Side, string>): Promise<void> {
   const list = (name: string, dflt: readonly string[]): string[] =>
     arg(name, dflt.join(',')).split(',').filter(Boolean);
   const servers = list('servers', ['mcpware-node', 'mcpware-express']);
-  for (const s of servers) {
+  const bServers = list('b-servers', servers);
+  if (bServers.length !== servers.length)
+    throw new Error(`--b-servers names ${bServers.length} servers for the ${servers.length} of --servers`);
+  for (const s of [...servers, ...bServers]) {
     if (!(INPROC_SERVERS as readonly string[]).includes(s))
       throw new Error(`--servers: ${s} is not one of ${INPROC_SERVERS.join(', ')}`);
   }
+  const sideServers: Record<Side, string[]> = { a: servers, b: bServers };
   const workloads = list(
     'workloads',
     WORKLOADS.map((w) => w.id),
@@ -152,7 +162,7 @@ async function instructions(sources: Record<Side, string>): Promise<void> {
     if (isFile(source)) {
       counted[k] = [parseCounts(fs.readFileSync(source, 'utf8'), source)];
       say(`${k}: counts recorded in ${source} (${counted[k][0]!.startedAt})`);
-    } else builds[k] = buildTree(k, source);
+    } else builds[k] = buildTree(k, source, sideServers[k]);
   }
   for (const k of ['a', 'b'] as const) {
     const dir = builds[k];
@@ -162,15 +172,19 @@ async function instructions(sources: Record<Side, string>): Promise<void> {
       say(
         `${k}: counting ${sources[k]}${reps > 1 ? `, repetition ${i} of ${reps}` : ''} (minutes per server)…`,
       );
-      counted[k].push(await countInstructions(dir, servers, workloads, (l) => say(`${k}${l}`), lanes));
+      counted[k].push(await countInstructions(dir, sideServers[k], workloads, (l) => say(`${k}${l}`), lanes));
     }
   }
+  // B's servers under the names of A's in their places, so that each row compares the pair.
+  counted.b = counted.b.map((c) => renameServers(c, bServers, servers));
   const rows = compareCounts(counted.a, counted.b, servers, workloads);
   fs.mkdirSync(OUT, { recursive: true });
   const json = path.join(OUT, 'ab-instructions.json');
   fs.writeFileSync(json, JSON.stringify({ sources, a: counted.a, b: counted.b, rows }, null, 2));
   say('');
   say(`Instructions per request: A = ${sources.a}, B = ${sources.b}`);
+  const pairs = servers.flatMap((s, i) => (bServers[i] === s ? [] : [`${bServers[i]} in place of ${s}`]));
+  if (pairs.length > 0) say(`B counts ${pairs.join(', ')}.`);
   say('');
   say(renderComparison(rows));
   for (const warning of incomparable(counted.a, counted.b)) say(`Warning: ${warning}.`);

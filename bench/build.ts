@@ -74,20 +74,31 @@ export interface ServerImport {
 /**
  * The library modules the benchmark servers (bench/servers/*.ts of this checkout) import by path that `src` does
  * not hold: a tree of another layout cannot be built with this checkout's servers, and is benchmarked with its
- * own bench/ instead.
+ * own bench/ instead. With `servers` (the scripts' names, e.g. `mcpware-node`), only what those servers load:
+ * their own imports and those of the bench/servers modules they import, so that a tree older than a server
+ * (one without `middleware/otel/`) can still run the servers it has everything for.
  */
-export function missingImports(src: string): ServerImport[] {
-  const servers = path.join(ROOT, 'bench', 'servers');
+export function missingImports(src: string, servers?: readonly string[]): ServerImport[] {
+  const dir = path.join(ROOT, 'bench', 'servers');
+  const files = servers
+    ? servers.map((s) => `${s}.ts`)
+    : fs
+        .readdirSync(dir)
+        .filter((x) => x.endsWith('.ts'))
+        .sort();
   const out: ServerImport[] = [];
-  for (const f of fs
-    .readdirSync(servers)
-    .filter((x) => x.endsWith('.ts'))
-    .sort()) {
-    const text = fs.readFileSync(path.join(servers, f), 'utf8');
+  const seen = new Set<string>();
+  for (let i = 0; i < files.length; i++) {
+    const f = files[i]!;
+    if (seen.has(f)) continue;
+    seen.add(f);
+    const text = fs.readFileSync(path.join(dir, f), 'utf8');
     for (const m of text.matchAll(/from '(\.\.\/\.\.\/[^']+)\.js'/g)) {
       const module = path.posix.normalize(path.posix.join('bench/servers', m[1]!)) + '.ts';
       if (!fs.existsSync(path.join(src, module))) out.push({ from: `bench/servers/${f}`, module });
     }
+    // A server's own helpers (./stack.js): what they import is loaded with it.
+    if (servers) for (const m of text.matchAll(/from '\.\/([^'/]+)\.js'/g)) files.push(`${m[1]}.ts`);
   }
   return out;
 }

@@ -48,6 +48,22 @@ export function compareCounts(
   );
 }
 
+/**
+ * Counts with each server of `from` named as the server of `to` in its place (other rows as they are): the side
+ * of an A/B that counted another server in place of A's (`ab.ts --b-servers`).
+ */
+export function renameServers(
+  counts: InstructionResults,
+  from: readonly string[],
+  to: readonly string[],
+): InstructionResults {
+  const rows = counts.rows.map((r) => {
+    const i = from.indexOf(r.server);
+    return i < 0 || to[i] === undefined ? r : { ...r, server: to[i] as typeof r.server };
+  });
+  return { ...counts, rows };
+}
+
 /** Why two sides' counts may not be comparable: another node, valgrind, number of requests counted or warm-up. */
 export function incomparable(a: readonly InstructionResults[], b: readonly InstructionResults[]): string[] {
   const out: string[] = [];

@@ -23,6 +23,7 @@ export const INPROC_SERVERS = [
   'express',
   'mcpware-express',
   'mcpware-node',
+  'mcpware-node-otel-nosdk',
   'mcpware-minimal',
 ] as const;
 export type InprocServer = (typeof INPROC_SERVERS)[number];

@@ -42,6 +42,17 @@ export const SERVERS: readonly ServerSpec[] = Object.freeze([
   { id: 'mcpware-express', label: 'mcpware full stack in Express 5', modern: true },
 
   { id: 'mcpware-node', label: 'mcpware full stack on node:http', modern: true },
+  // otel() in front of the full stack: with an SDK exporting over OTLP/HTTP to a loopback sink, and with none.
+  {
+    id: 'mcpware-node-otel',
+    label: 'mcpware full stack on node:http, otel() and an SDK (batch export to a loopback sink)',
+    modern: true,
+  },
+  {
+    id: 'mcpware-node-otel-nosdk',
+    label: 'mcpware full stack on node:http, otel() without an SDK',
+    modern: true,
+  },
   { id: 'mcpware-node-redis', label: 'mcpware full stack on node:http, limits in Redis', modern: true },
   { id: 'mcpware-minimal', label: 'mcpware minimal on node:http', modern: true },
   {

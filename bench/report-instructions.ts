@@ -17,6 +17,8 @@ export function renderInstructions(r: Results, instr: InstructionResults): strin
     express: 'bare',
     'mcpware-express': 'express',
     'mcpware-node': 'bare',
+    // What mounting otel() costs without an SDK (the 2 % rule of docs/performance.md).
+    'mcpware-node-otel-nosdk': 'mcpware-node',
     'mcpware-minimal': 'bare',
   };
   const out: string[] = [];

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { missingImports, ROOT } from '../build';
-import { compareCounts, incomparable, parseCounts, renderComparison } from '../compare';
+import { compareCounts, incomparable, parseCounts, renameServers, renderComparison } from '../compare';
 import type { InstructionResults } from '../instructions';
 
 function counts(rows: Record<string, number>, over: Partial<InstructionResults> = {}): InstructionResults {
@@ -103,6 +103,20 @@ describe('bench ab --instructions: comparing counts', () => {
     expect(incomparable([counts({}, { warmup: 20000 })], [counts({}, { warmup: 20000 })])).toEqual([]);
   });
 
+  test("--b-servers: B counted another server in place of A's, compared in its row", () => {
+    const a = [counts({ 'mcpware-node modern-call': 100_000 })];
+    const b = [counts({ 'mcpware-node-otel-nosdk modern-call': 101_500, 'bare modern-call': 9_000 })];
+    const renamed = b.map((c) => renameServers(c, ['mcpware-node-otel-nosdk'], ['mcpware-node']));
+    expect(renamed[0]!.rows.map((r) => r.server)).toEqual(['mcpware-node', 'bare']);
+    const md = renderComparison(compareCounts(a, renamed, ['mcpware-node'], ['modern-call']));
+    expect(row(md, 'mcpware-node', 'modern-call').slice(2)).toEqual([
+      '100.0 k',
+      '101.5 k',
+      '+1.5 k',
+      '1.015',
+    ]);
+  });
+
   test('recorded counts are read back; a file of another kind is refused, naming it', () => {
     const c = counts({ 'mcpware-node legacy-list': 134_300 });
     expect(parseCounts(JSON.stringify(c), 'x.json')).toEqual(c);
@@ -137,6 +151,21 @@ describe('bench ab: a source tree of another layout', () => {
       from: 'bench/servers/mcpware-node.ts',
       module: 'middleware/compose/index.ts',
     });
+  });
+
+  test('for the servers named, only what they load: a tree without otel() runs mcpware-node, not its otel variant', () => {
+    // This checkout without middleware/otel/: a tree of before the OpenTelemetry servers.
+    for (const f of ['index.ts', 'lib', 'core', 'middleware', 'handlers'])
+      fs.cpSync(path.join(ROOT, f), path.join(dir, f), {
+        recursive: true,
+        filter: (p) => !p.includes(`${path.sep}middleware${path.sep}otel`),
+      });
+    expect(missingImports(dir, ['mcpware-node'])).toEqual([]);
+    expect(missingImports(dir, ['mcpware-node-otel-nosdk'])).toEqual([
+      { from: 'bench/servers/otel.ts', module: 'middleware/otel/index.ts' },
+    ]);
+    // All servers: the otel variants' module is missing, named by the helper that imports it.
+    expect(new Set(missingImports(dir).map((x) => x.module))).toEqual(new Set(['middleware/otel/index.ts']));
   });
 
   test('a tree that lacks one module is told exactly that one', () => {

@@ -26,7 +26,9 @@ beforeAll(async () => {
   // Every server at once (start-up dominates); the audit logs go to a scratch directory.
   await Promise.all(
     SERVERS.map(async (spec) => {
-      const s = new RunningServer({ ...spec, env: { ...spec.env, BENCH_OUT: outDir } }, [], BUILD);
+      // OTEL_BSP_SCHEDULE_DELAY: the OpenTelemetry variant's span batches leave soon after the requests.
+      const env = { ...spec.env, BENCH_OUT: outDir, OTEL_BSP_SCHEDULE_DELAY: '50' };
+      const s = new RunningServer({ ...spec, env }, [], BUILD);
       running.set(spec.id, s);
       await s.ready();
     }),
@@ -50,7 +52,7 @@ const CASES = SERVERS.flatMap((spec) =>
 );
 
 describe('every benchmark server answers every workload it supports', () => {
-  test('the list covers the seven compared servers, the Express ceiling, the Redis and heap-capped variants', () => {
+  test('the list covers the seven compared servers, the Express ceiling, the Redis, OpenTelemetry and heap-capped variants', () => {
     expect(SERVERS.map((s) => s.id)).toEqual([
       'bare',
       'express',
@@ -59,13 +61,15 @@ describe('every benchmark server answers every workload it supports', () => {
       'sdk-v2',
       'mcpware-express',
       'mcpware-node',
+      'mcpware-node-otel',
+      'mcpware-node-otel-nosdk',
       'mcpware-node-redis',
       'mcpware-minimal',
       'mcpware-proxy',
       'mcpware-node-small-heap',
     ]);
     // SDK v1 speaks only the legacy revision; every other server both.
-    expect(CASES).toHaveLength(11 * 4 - 2);
+    expect(CASES).toHaveLength(13 * 4 - 2);
   });
 
   test.each(CASES)(
@@ -89,6 +93,8 @@ describe('every benchmark server answers every workload it supports', () => {
         'express-floor',
         'mcpware-express',
         'mcpware-node',
+        'mcpware-node-otel',
+        'mcpware-node-otel-nosdk',
         'mcpware-minimal',
         'mcpware-node-small-heap',
       ];
@@ -115,6 +121,21 @@ describe('every benchmark server answers every workload it supports', () => {
         old_space: { size: expect.any(Number), used: expect.any(Number) },
       },
     });
+  });
+
+  test('the OpenTelemetry variant exports its spans to the loopback sink; the one without an SDK exports nothing', async () => {
+    const w = workloadById('modern-call');
+    for (const id of ['mcpware-node-otel', 'mcpware-node-otel-nosdk'])
+      expect((await sendOnce(server(id).port, w)).status).toBe(200);
+    // Polled, not timed: the batch leaves after OTEL_BSP_SCHEDULE_DELAY; the sink's answer counts it.
+    let otel: { spansExported: number; spansFailed: number } | undefined;
+    for (let i = 0; i < 200 && !(otel && otel.spansExported > 0); i++) {
+      otel = (await server('mcpware-node-otel').stats()).otel as typeof otel;
+      if (!(otel && otel.spansExported > 0)) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(otel).toEqual({ spansExported: expect.any(Number), spansFailed: 0 });
+    expect(otel!.spansExported).toBeGreaterThan(0);
+    expect((await server('mcpware-node-otel-nosdk').stats()).otel).toBeUndefined();
   });
 
   test('the full stack refuses a request without the API key (its auth is really on)', async () => {
