@@ -20,7 +20,7 @@ import { parseRequest } from '../../core/parse-step.js';
 import { principalKey } from '../../lib/principal.js';
 import type { McpRequest } from '../../lib/request.js';
 import { localsOf, sendInternalError, sendRefusal } from '../../core/respond.js';
-import { Gate } from './gate.js';
+import { Gate, TASK_METHODS } from './gate.js';
 import { type Limiter, StoreUnavailableError, type Ticket, type Verdict } from './limiter.js';
 import type { LimitsConfig } from './options.js';
 import { releaseBeforeAnswer } from './store.js';
@@ -77,13 +77,24 @@ const isLongLived = (req: IncomingMessage, mcp: McpRequest | undefined): boolean
   req.method === 'GET' || mcp?.method === 'subscriptions/listen';
 
 /**
- * A task's requests: each reads or writes the stored task and answers at once. Holding a slot for them would let
- * a caller's running tasks (each holding its creating call's slot) lock it out of polling, answering and
- * cancelling those very tasks. They count against rpm like any request.
+ * A task's own request (see {@link TASK_METHODS}): no slot, no budget, one request of the minute. Known by the
+ * parsed body only: a limiter mounted before parse() checks such a request as any other.
  */
-const TASK_METHODS: ReadonlySet<string> = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
 const isTaskRequest = (mcp: McpRequest | undefined): boolean =>
   typeof mcp?.method === 'string' && TASK_METHODS.has(mcp.method);
+
+/** A request before its checks. */
+const newAttempt = (req: IncomingMessage, res: ServerResponse, mcp: McpRequest | undefined): Attempt => ({
+  req,
+  res,
+  key: principalKey(req.locals?.principal),
+  longLived: isLongLived(req, mcp),
+  tracked: false,
+  ticket: undefined,
+  closed: false,
+  admittedAt: -1,
+  waiting: false,
+});
 
 /** The id of the request, read from at most 64 KiB of body and within a second; undefined when not readable. */
 async function peekId(req: IncomingMessage): Promise<unknown> {
@@ -180,7 +191,10 @@ export function createAdmission(config: LimitsConfig, limiter: Limiter): Admissi
 
   const refuse = (a: Attempt, reason: LimitReason, waitMs: number): void => {
     hooks.onDenied(reason);
-    if (gate.on) gate.learn(a.key, { ok: false, reason, waitMs });
+    if (gate.on) {
+      gate.learn(a.key, { ok: false, reason, waitMs });
+      gate.refused(a.req, reason);
+    }
     // Not awaited: the refusal may read the body for the id.
     sendLimited(a.req, a.res, reason, waitMs).catch((e: unknown) =>
       sendInternalError(a.req, a.res, e, NAME, logger),
@@ -231,24 +245,15 @@ export function createAdmission(config: LimitsConfig, limiter: Limiter): Admissi
       // work. Holding a slot or a request of the minute for it could stall the call waiting on that answer.
       if (mcp !== undefined && mcp.kind !== 'request') return next();
       if (res.closed || res.destroyed) return; // the client is gone already: nothing to answer, nothing to hold
-      const a: Attempt = {
-        req,
-        res,
-        key: principalKey(req.locals?.principal),
-        longLived: isLongLived(req, mcp),
-        tracked: false,
-        ticket: undefined,
-        closed: false,
-        admittedAt: -1,
-        waiting: false,
-      };
+      const a = newAttempt(req, res, mcp);
       // A GET stream's duration is the client's listening, not work: it charges the budget what the final
       // handler charges (nothing, unless it says otherwise), as the dispatcher does for a listen stream.
       if (req.method === 'GET') localsOf(req).chargedMs ??= 0;
       // Settled when the response closes, or before the answer's last bytes when it holds a set's last slot.
       releaseBeforeAnswer(res, a, settle);
       try {
-        const verdict = limiter.admit(a.key, !a.longLived && !isTaskRequest(mcp));
+        const task = isTaskRequest(mcp);
+        const verdict = limiter.admit(a.key, !a.longLived && !task, !task);
         if (!isThenable(verdict)) decide(a, verdict, next);
         else verdict.then((v) => decide(a, v, next)).catch((e: unknown) => fail(a, e));
       } catch (e) {

@@ -1,7 +1,8 @@
 /**
  * The limiter's gate, mounted after authentication and before the body is read: it refuses a POST of a caller
- * known to be refused until its minute or budget window ends, and it makes a refusal written for a POST before
- * the limiter admits it count as one request of the caller's minute.
+ * known to be refused until its minute or budget window ends (a caller refused for its budget still reaches its
+ * tasks), and it makes a refusal written for a POST before the limiter admits it count as one request of the
+ * caller's minute.
  * @see docs/middleware/limits.md#the-gate
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -23,6 +24,14 @@ import type { LimitsConfig } from './options.js';
 /** The most callers the gate remembers as refused until their window ends (the oldest is forgotten first). */
 export const MAX_STANDING_REFUSALS = 10_000;
 
+/**
+ * A task's own requests: each reads or writes the stored task and answers at once. They take no concurrency
+ * slot (a caller's running tasks, each holding its creating call's slot, must not lock it out of polling,
+ * answering and cancelling them) and are not refused for the budget (a caller whose budget its tasks spent must
+ * still reach them). They count against the minute like any request.
+ */
+export const TASK_METHODS: ReadonlySet<string> = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
+
 /** The gate's 429: sent without reading the body, so without an id. */
 function sendStanding(req: IncomingMessage, res: ServerResponse, reason: LimitReason, waitMs: number) {
   const secs = retryAfterSeconds(waitMs);
@@ -33,6 +42,12 @@ function sendStanding(req: IncomingMessage, res: ServerResponse, reason: LimitRe
     detail: reason,
   });
 }
+
+/** The POST's `Mcp-Method` header names a task's own request (the tasks methods are modern-only). */
+const namesTaskMethod = (req: IncomingMessage): boolean => {
+  const m = req.headers['mcp-method'];
+  return typeof m === 'string' && TASK_METHODS.has(m);
+};
 
 /** A count per key; a key is deleted when its count returns to 0, so the map holds only keys with a count. */
 class KeyCounts {
@@ -66,6 +81,11 @@ export class Gate {
   on = false;
   private readonly standing = new StandingRefusals(MAX_STANDING_REFUSALS);
   private readonly active = new KeyCounts();
+  /**
+   * POSTs let through although their caller is refused for its budget, because their `Mcp-Method` header names a
+   * task method: each counts in the minute whatever is refused, budget included (see {@link refused}).
+   */
+  private readonly taskPasses = new WeakSet<IncomingMessage>();
   private readonly countsEarly: boolean;
   private readonly hooks: LimitsConfig['hooks'];
 
@@ -95,7 +115,12 @@ export class Gate {
     if (locals?.[ON_EARLY_REFUSAL] !== undefined) locals[ON_EARLY_REFUSAL] = undefined;
   }
 
-  /** The middleware: refuse a POST of a key refused until its window ends, unless it has a request in flight. */
+  /**
+   * The middleware: refuse a POST of a key refused until its window ends, unless it has a request in flight. A
+   * key refused for its budget has its POSTs that name a task method in `Mcp-Method` let through: the limiter
+   * then admits them by the method of their body (a header that does not match the body is refused by
+   * checkHeaders() before any handler), and each counts in the minute, even when refused for the budget.
+   */
   readonly middleware = (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
     this.on = true;
     if (req.method !== 'POST') return next();
@@ -104,8 +129,11 @@ export class Gate {
       const now = performance.now();
       const r = this.standing.get(key, now);
       if (r !== undefined && !this.active.has(key)) {
-        this.hooks.onDenied(r.reason);
-        return sendStanding(req, res, r.reason, r.until - now);
+        if (r.reason !== 'cost_budget' || !namesTaskMethod(req)) {
+          this.hooks.onDenied(r.reason);
+          return sendStanding(req, res, r.reason, r.until - now);
+        }
+        this.taskPasses.add(req);
       }
     }
     if (this.countsEarly) (localsOf(req) as EarlyRefusalLocals)[ON_EARLY_REFUSAL] = this.countEarly;
@@ -113,15 +141,25 @@ export class Gate {
   };
 
   /**
+   * The limiter refused a POST for `reason`. One the gate let through for its task header and that the limiter
+   * refused for the budget (its body is no task request) counts as one request of the minute, so that a caller
+   * refused for its budget has no more bodies read than its minute allows, whatever header it sends.
+   */
+  refused(req: IncomingMessage, reason: LimitReason): void {
+    if (reason === 'cost_budget' && this.countsEarly && this.taskPasses.has(req)) this.countEarly(req);
+  }
+
+  /**
    * A refusal written for a POST the gate let through, before its admission: one request of the key's minute,
-   * taken as an admission without slots (it holds nothing, so there is nothing to give back). The refusal is
-   * already written; a store that cannot answer only loses the count (the limiter reports the failure).
+   * taken as an admission without slots (it holds nothing, so there is nothing to give back), and without the
+   * budget for a POST let through for its task header. The refusal is already written; a store that cannot
+   * answer only loses the count (the limiter reports the failure).
    */
   private readonly countEarly = (req: IncomingMessage): void => {
     const key = principalKey(req.locals?.principal);
     let verdict: Awaitable<Verdict>;
     try {
-      verdict = this.limiter.admit(key, false);
+      verdict = this.limiter.admit(key, false, !this.taskPasses.has(req));
     } catch {
       return;
     }

@@ -63,8 +63,11 @@ export interface OutageOptions {
 }
 
 export interface Limiter {
-  /** The checks of one request for `key` (see {@link LimitsStore.admit}); `slots` false takes no slot. */
-  admit(key: string, slots: boolean): Awaitable<Verdict>;
+  /**
+   * The checks of one request for `key` (see {@link LimitsStore.admit}); `slots` false takes no slot, `budget`
+   * false skips the budget.
+   */
+  admit(key: string, slots: boolean, budget?: boolean): Awaitable<Verdict>;
   /**
    * Give the ticket's slots back where they were taken and add `chargeMs` to the key's budget; never throws. A
    * release lost in an outage is reported (the slots' leases run out); its charge goes to the insurance. When
@@ -179,11 +182,11 @@ export function createLimiter(primary: LimitsStore, outage?: OutageOptions): Lim
 
   // Without an outage policy each call goes to the primary as it is, so a synchronous store answers synchronously.
   return {
-    admit(key, slots) {
+    admit(key, slots, budget = true) {
       // Only Redis names its admissions: there the slots are members of sets that every replica shares.
       const token = primary.name === 'redis' ? `${instance}:${++seq}` : '';
       if (!outage) {
-        const r = primary.admit(key, token, slots);
+        const r = primary.admit(key, token, slots, budget);
         return isThenable(r)
           ? r.then((v) => verdictOf(key, token, v, primary))
           : verdictOf(key, token, r, primary);
@@ -193,7 +196,7 @@ export function createLimiter(primary: LimitsStore, outage?: OutageOptions): Lim
         outage,
         (s) => {
           store = s;
-          return s.admit(key, token, slots);
+          return s.admit(key, token, slots, budget);
         },
         // Given up on: Redis may still take the slots later. Release them now; the release queues behind.
         () => release({ key, token, held: ALL_SLOTS, store: primary }, 0),

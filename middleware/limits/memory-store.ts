@@ -8,7 +8,7 @@ import type { AdmitResult, Held, LimitsStore, StoreLimits } from './store.js';
 
 export interface MemoryStore extends LimitsStore {
   readonly name: 'memory';
-  admit(key: string, token: string, slots: boolean): AdmitResult;
+  admit(key: string, token: string, slots: boolean, budget?: boolean): AdmitResult;
   release(key: string, token: string, held: Held, chargeMs: number): void;
   /** Keys holding at least one slot, both scopes together. */
   readonly slotKeys: number;
@@ -67,9 +67,9 @@ export function createMemoryStore(limits: StoreLimits): MemoryStore {
 
   return {
     name: 'memory',
-    admit(key, _token, slots) {
+    admit(key, _token, slots, checkBudget = true) {
       const now = performance.now();
-      if (budget && budget.count(key, now) >= budgetLimit) {
+      if (budget && checkBudget && budget.count(key, now) >= budgetLimit) {
         return { ok: false, reason: 'cost_budget', waitMs: budget.msLeft(key, now) };
       }
       const user = slots && userSlots > 0;

@@ -47,13 +47,14 @@ end
 /**
  * Admissions, in the order given (the requests of one turn: see turn-batch.ts). Each checks the budget, a user
  * slot, a global slot and one request of the minute window, in order; the first refusal ends its checks and gives
- * back the slots it took. A check whose limit is 0 is off (its key is not touched). A refused request still counts
+ * back the slots it took. A check whose limit is 0 is off (its key is not touched), and so is the budget check of
+an admission that skips it (a task's own request). A refused request still counts
  * in the minute window, as in memory. Each admission sees what the ones before it took. The request that opens a
  * minute window gives its key the window's expiry; a refusal, or the admission of the window's last request,
  * gives one to a key found without it.
  * KEYS, four per admission: budget, user slots, global slots, minute window (one hash slot in a cluster: there
- * the global check is off and runs apart). ARGV budget limit, rpm limit, rpm window ms, lease ms, then three per
- * admission: user limit, global limit, token. Returns four numbers per admission: {0, user slot, global slot,
+ * the global check is off and runs apart). ARGV budget limit, rpm limit, rpm window ms, lease ms, then four per
+ * admission: user limit, global limit, token, budget checked (1/0). Returns four numbers per admission: {0, user slot, global slot,
  * last}, the slots each 0 (not taken), 1 (taken) or 2 (the last free one taken), `last` the ms before the
  * minute window ends when the admission took its last request (0 otherwise: the PTTL is asked only then); or
  * {refusal, ms before the window ends, 0, 0}: 1 budget, 2 user, 3 global, 4 rpm.
@@ -69,8 +70,8 @@ local function msLeft(kr)
   end
   return ttl
 end
-local function admit(kb, ku, kg, kr, user, global, token)
-  if budget > 0 then
+local function admit(kb, ku, kg, kr, user, global, token, checked)
+  if budget > 0 and checked then
     local used = tonumber(redis.call('GET', kb) or '0')
     if used >= budget then return 1, math.max(redis.call('PTTL', kb), 1) end
   end
@@ -101,9 +102,9 @@ local function admit(kb, ku, kg, kr, user, global, token)
 end
 local out = {}
 for i = 0, #KEYS / 4 - 1 do
-  local k, a = i * 4, 4 + i * 3
+  local k, a = i * 4, 4 + i * 4
   local code, x, y, z = admit(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4],
-    tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), ARGV[a + 3])
+    tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), ARGV[a + 3], ARGV[a + 4] == '1')
   out[#out + 1] = code
   out[#out + 1] = x
   out[#out + 1] = y or 0

@@ -40,7 +40,7 @@ export interface RedisStoreOptions {
 
 export interface RedisStore extends LimitsStore {
   readonly name: 'redis';
-  admit(key: string, token: string, slots: boolean): Promise<AdmitResult>;
+  admit(key: string, token: string, slots: boolean, budget?: boolean): Promise<AdmitResult>;
   release(key: string, token: string, held: Held, chargeMs: number): Promise<void>;
   /** Slots this process holds in Redis (and renews). */
   readonly slotCount: number;
@@ -73,6 +73,8 @@ interface Admission {
   readonly user: number;
   readonly global: number;
   readonly token: string;
+  /** The budget is checked (false: a task's own request). */
+  readonly budget: boolean;
 }
 
 /** One release: a script call of its own when it frees a set's last slot, else shared (see giveBack). */
@@ -169,7 +171,7 @@ class RedisSlotsStore implements RedisStore {
     return this.heldCount;
   }
 
-  async admit(key: string, token: string, slots: boolean): Promise<AdmitResult> {
+  async admit(key: string, token: string, slots: boolean, budget = true): Promise<AdmitResult> {
     this.ready();
     const k = this.userKeys(key);
     const { userSlots, globalSlots } = this.limits;
@@ -180,7 +182,7 @@ class RedisSlotsStore implements RedisStore {
     this.pending.add(token);
     let verdict: AdmitResult;
     try {
-      const r = await this.admissions.add({ keys: k, user, global, token });
+      const r = await this.admissions.add({ keys: k, user, global, token, budget });
       verdict = this.verdictOf(r);
       if (apart && verdict.ok && !this.cancelled.has(token))
         verdict = await this.admitGlobal(k, token, verdict);
@@ -254,7 +256,7 @@ class RedisSlotsStore implements RedisStore {
     ];
     for (const a of batch) {
       keys.push(a.keys.budget, a.keys.slots, a.global ? this.globalKey : a.keys.slots, a.keys.rpm);
-      args.push(a.user, a.global, a.token);
+      args.push(a.user, a.global, a.token, a.budget ? 1 : 0);
     }
     const r = await runScript(this.client, ADMIT, keys, args);
     if (!Array.isArray(r) || r.length !== batch.length * 4)

@@ -54,8 +54,10 @@ export interface LimitsStore {
    * slot, one request of the minute window (refused once its count is over the limit). The first refusal ends
    * them: later checks take nothing and the slots earlier ones took are given back. `slots` false: no
    * concurrency slot is taken (a long-lived stream, or a request refused before its admission, counted).
+   * `budget` false: the budget is not checked, in the same operation (a task's own request: `tasks/get`,
+   * `tasks/update`, `tasks/cancel`, which a caller whose budget is spent must still send).
    */
-  admit(key: string, token: string, slots: boolean): Awaitable<AdmitResult>;
+  admit(key: string, token: string, slots: boolean, budget?: boolean): Awaitable<AdmitResult>;
   /**
    * Give back the `held` slots of `token` and add `chargeMs` of work to the key's budget window. A promise
    * resolves once the store has applied the release; the call of a release that holds a set's last slot

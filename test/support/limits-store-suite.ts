@@ -169,5 +169,18 @@ export function runStoreSuite({ newStore }: StoreSuiteOptions): void {
       expect(other.r.ok).toBe(true);
       await other.release();
     });
+
+    it("an admission that skips the budget (a task's own request) is admitted at the budget, and counts in the minute", async () => {
+      const limits = { budget: { limit: 10, seconds: 3600 }, rpm: { limit: 2, seconds: 60 } };
+      const store = await newStore({ ...limits, ...SLOTS_OFF });
+      await store.release('u:t', token(), NONE, 10);
+      expect(await store.admit('u:t', token(), false, false)).toMatchObject({ ok: true });
+      expect((await store.admit('u:t', token(), false)).ok).toBe(false); // the budget, for the others
+      expect(await store.admit('u:t', token(), false, false)).toMatchObject({
+        ok: true,
+        lastRequestMs: expect.any(Number),
+      });
+      expect(await store.admit('u:t', token(), false, false)).toMatchObject({ ok: false, reason: 'rpm' });
+    });
   });
 }

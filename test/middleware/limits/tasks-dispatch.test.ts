@@ -60,7 +60,7 @@ describe('limits and dispatch() tasks', () => {
     ]);
     s = await taskStack(works, { costBudgetPerHour: 100 });
     await create(s.base, 'costly');
-    // Not polled: with the budget spent, tasks/get is refused too (the budget checks every request).
+    // The charge lands at the task's end (its tasks/get is not refused for the budget: tasks-budget.test.ts).
     const stack = s;
     await eventually(() => stack.charges.some(([ms]) => ms === 150), 'the charge');
     expect(s.charges.find(([ms]) => ms === 150)).toEqual([150, 'charged']);
