@@ -46,6 +46,7 @@ const OPTION_DOCS: ReadonlyMap<string, string> = new Map([
   ['metrics', 'docs/middleware/metrics.md#options'],
   ['metricsHandler', 'docs/middleware/metrics.md#options'],
   ['oidcAuth', 'docs/middleware/oidc-auth.md#options'],
+  ['otel', 'docs/middleware/otel.md#options'],
   ['parse', 'docs/middleware/parse.md#options'],
   ['protectedResourceMetadata', 'docs/middleware/protected-resource-metadata.md#options'],
   ['proxy', 'docs/middleware/proxy.md#options'],

@@ -32,8 +32,9 @@ export type { OtelOptions } from './options.js';
  * ```ts
  * import { otel } from 'mcpware/otel';
  *
- * // After the OpenTelemetry SDK is registered (NodeSDK, or a provider's register()):
- * app.use('/mcp', otel(), audit({ logger }), mcpEndpoint({ handlers: { tools: registry } }));
+ * // Once the OpenTelemetry SDK is registered (NodeSDK, or providers set as the global ones), first in the
+ * // stack (then audit(), metrics() and the rest):
+ * app.use('/mcp', otel({ captureArguments: true }));
  * ```
  */
 export function otel(options: OtelOptions = {}): Middleware {

@@ -68,8 +68,8 @@ export class OtelRequestTrace implements RequestTrace {
   /** The `tools/call` arguments to capture (a reference to the parsed message's). */
   private args: unknown;
   private answered: { value: unknown } | undefined;
-  /** Which of the events otel() adds from `req.locals` a middleware already added itself. */
-  private told = 0;
+  /** Whether the authentication middleware added its `mcpware.auth` event itself (else otel() adds it). */
+  private told = false;
 
   constructor(
     private readonly shared: Shared,
@@ -116,8 +116,7 @@ export class OtelRequestTrace implements RequestTrace {
 
   event(name: string, attributes?: TraceAttributes): void {
     if (this.ended) return;
-    if (name === 'mcpware.auth') this.told |= 1;
-    else if (name === 'mcpware.redaction') this.told |= 2;
+    if (name === 'mcpware.auth') this.told = true;
     if (this.span !== undefined) this.span.addEvent(name, attributes, nowMs());
     else if ((this.events ??= []).length < MAX_PENDING) this.events.push({ name, attributes, time: nowMs() });
   }
@@ -199,14 +198,14 @@ export class OtelRequestTrace implements RequestTrace {
     if (this.attrs !== undefined) span.setAttributes(this.attrs);
     this.attrs = undefined;
     const auth = this.req.locals?.auth;
-    if (auth !== undefined && (this.told & 1) === 0) this.authEvent(span, auth);
+    if (auth !== undefined && !this.told) this.authEvent(span, auth);
     for (const e of this.events ?? []) span.addEvent(e.name, e.attributes, e.time);
     this.events = undefined;
     if (mcp?.method === 'tools/call' && this.shared.config.captureArguments) this.args = mcp.arguments;
   }
 
   private authEvent(span: Span, auth: NonNullable<RequestLocals['auth']>): void {
-    this.told |= 1;
+    this.told = true;
     const attributes: Attributes = { outcome: String(auth.outcome) };
     if (typeof auth.method === 'string') attributes.method = bounded(auth.method, MAX_NAME);
     span.addEvent('mcpware.auth', attributes, nowMs());
@@ -245,17 +244,7 @@ export class OtelRequestTrace implements RequestTrace {
     const session = this.req.headers['mcp-session-id'];
     if (mcp?.era === 'legacy' && typeof session === 'string' && session !== '')
       span.setAttribute('mcp.session.id', bounded(session, MAX_SESSION));
-    if (locals.auth !== undefined && (this.told & 1) === 0) this.authEvent(span, locals.auth);
-    const redaction = locals.redaction;
-    if (redaction !== undefined && (this.told & 2) === 0 && redaction.mode !== 'off') {
-      let count = 0;
-      for (const rule of redaction.fired) count += Number(redaction.hits[rule]) || 0;
-      span.addEvent(
-        'mcpware.redaction',
-        { count, rules: bounded(redaction.fired.join(','), 256), mode: redaction.mode },
-        nowMs(),
-      );
-    }
+    if (locals.auth !== undefined && !this.told) this.authEvent(span, locals.auth);
     this.capture(span, locals, ending);
   }
 

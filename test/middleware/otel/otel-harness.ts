@@ -30,6 +30,7 @@ import { dispatch } from '../../../middleware/dispatch/index';
 import { ToolRegistry, ok } from '../../../handlers/tools/index';
 import { McpError } from '../../../lib/errors';
 import type { Middleware } from '../../../core/types';
+import type { CallContext } from '../../../core/contract';
 import { chain } from '../../support/dispatch-harness';
 
 /** A metric reader the test collects when it wants. */
@@ -79,9 +80,17 @@ export const KEY = 'alice-secret-key';
 export type Platform = 'node:http' | 'express';
 export const PLATFORMS: Platform[] = ['node:http', 'express'];
 
-/** The tools: `echo` answers its arguments, `boom` throws, `sorry` answers `isError`, `picky` -32602. */
-export function tools(): ToolRegistry {
+/**
+ * The tools: `echo` answers its arguments, `boom` throws, `sorry` answers `isError`, `picky` -32602, and
+ * `inner` runs `inner` (the test's) and answers what it returns.
+ */
+export function tools(inner?: (ctx: CallContext) => unknown): ToolRegistry {
   const registry = new ToolRegistry();
+  registry.register({
+    name: 'inner',
+    inputSchema: { type: 'object' },
+    call: (_args, ctx) => ok({ inner: inner?.(ctx) ?? null }),
+  });
   registry.register({
     name: 'echo',
     inputSchema: { type: 'object' },
@@ -115,6 +124,8 @@ export interface StackOptions {
   redact?: boolean;
   /** The limiter's requests per minute (default: no limiter). */
   rpm?: number;
+  /** What the `inner` tool runs. */
+  inner?: (ctx: CallContext) => unknown;
   /** Wrap each request in this (an HTTP instrumentation's ambient span). */
   around?: (req: IncomingMessage, res: ServerResponse, go: () => void) => void;
 }
@@ -131,7 +142,7 @@ export function stack(opts: StackOptions = {}): Middleware[] {
     classifyRevision(),
     checkHeaders(),
     opts.redact === false ? undefined : redact(),
-    dispatch({ handlers: { tools: tools() }, serverInfo: { name: 'otel-test', version: '1.0.0' } }),
+    dispatch({ handlers: { tools: tools(opts.inner) }, serverInfo: { name: 'otel-test', version: '1.0.0' } }),
   ];
   return mws.filter((m): m is Middleware => m !== undefined);
 }
