@@ -52,6 +52,8 @@ import {
   reportResult,
 } from './demo-contract.js';
 import { redisTaskStore } from '../middleware/dispatch/index.js';
+import { otel } from '../middleware/otel/index.js';
+import { otelSettingsFromEnv, registerOtel } from './otel-setup.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -383,6 +385,9 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
   const taskLeaseMs = env.MCP_TASK_LEASE_MS ? int(env, 'MCP_TASK_LEASE_MS', 0) : undefined;
   if (shutdownGraceMs > MAX_SHUTDOWN_GRACE_MS)
     throw new TypeError(`MCP_SHUTDOWN_GRACE_MS must be at most ${MAX_SHUTDOWN_GRACE_MS}`);
+  // OpenTelemetry (OTEL_EXPORTER_OTLP_ENDPOINT, docs/guides/opentelemetry.md): read and checked now, registered
+  // once the stack is built.
+  const otelSettings = otelSettingsFromEnv(env);
   const closers: Array<() => Promise<void> | void> = [];
 
   // Logging: audit records as JSON lines to a file or stdout; operational logs to stderr, at MCP_LOG_LEVEL.
@@ -503,6 +508,10 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
     registry,
     logger,
   });
+  // The SDK, once nothing before can fail (otel() looks the providers up per request). It shuts down after
+  // everything but the audit log, so the spans and metrics of what close() ends are exported.
+  const otelSdk = otelSettings ? registerOtel(otelSettings) : undefined;
+  if (otelSdk) closers.splice(1, 0, () => otelSdk.shutdown());
   closers.push(async () => {
     await endpoint.close();
     // The streams close() ended finish on a later turn: their audit records are written before the log ends.
@@ -528,7 +537,7 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
   app.get('/readyz', health.readiness(endpoint.readiness));
   app.get('/metrics', endpoint.metricsHandler!);
   app.use(endpoint.resourceMetadata as Middleware);
-  app.use('/mcp', endpoint);
+  app.use('/mcp', ...(otelSdk ? [otel()] : []), endpoint);
 
   return {
     app,
