@@ -67,7 +67,9 @@ test('ESM consumers import the root, subpaths and mcpware/lib', () => {
     serveOnce(`import http from 'node:http';
 import { compose, parse, rejectBatch, classifyRevision, checkHeaders, dispatch } from 'mcpware';
 import { parse as subParse } from 'mcpware/parse';
-import { foldMethod } from 'mcpware/lib';`),
+import { foldMethod } from 'mcpware/lib';
+import { otel } from 'mcpware/otel';
+if (typeof otel !== 'function') throw new Error('otel');`),
   );
   check(run('node', ['esm.mjs'], dir));
 });
@@ -79,7 +81,8 @@ test('CommonJS consumers require the root, subpaths and mcpware/lib (jose includ
 const { compose, parse, rejectBatch, classifyRevision, checkHeaders, dispatch, oidcAuth } = require('mcpware');
 const { parse: subParse } = require('mcpware/parse');
 const { foldMethod } = require('mcpware/lib');
-if (typeof oidcAuth !== 'function' || typeof require('mcpware/oidc-auth').oidcAuth !== 'function') throw new Error('oidc');`),
+if (typeof oidcAuth !== 'function' || typeof require('mcpware/oidc-auth').oidcAuth !== 'function') throw new Error('oidc');
+if (typeof require('mcpware/otel').otel !== 'function') throw new Error('otel');`),
   );
   check(run('node', ['cjs.cjs'], dir));
 });
