@@ -20,7 +20,8 @@ import { parseRequest } from '../../core/parse-step.js';
 import { principalKey } from '../../lib/principal.js';
 import type { McpRequest } from '../../lib/request.js';
 import { localsOf, sendInternalError, sendRefusal } from '../../core/respond.js';
-import { Gate, TASK_METHODS } from './gate.js';
+import { type RequestTrace, traceOf } from '../../core/trace.js';
+import { Gate, REFUSED_EVENT, TASK_METHODS } from './gate.js';
 import { type Limiter, StoreUnavailableError, type Ticket, type Verdict } from './limiter.js';
 import type { LimitsConfig } from './options.js';
 import { releaseBeforeAnswer } from './store.js';
@@ -50,6 +51,8 @@ interface Attempt {
   admittedAt: number;
   /** The response closed while its task ran: the release waits for the task's end. */
   waiting: boolean;
+  /** The request's trace, when otel() runs in front: the store calls and the refusal are added to it. */
+  readonly trace: RequestTrace | undefined;
 }
 
 export interface Admission {
@@ -94,6 +97,7 @@ const newAttempt = (req: IncomingMessage, res: ServerResponse, mcp: McpRequest |
   closed: false,
   admittedAt: -1,
   waiting: false,
+  trace: traceOf(req.locals),
 });
 
 /** The id of the request, read from at most 64 KiB of body and within a second; undefined when not readable. */
@@ -120,6 +124,7 @@ async function peekId(req: IncomingMessage): Promise<unknown> {
 /** 429 for `reason`, with `Retry-After` and the request's id when it can be read. */
 async function sendLimited(req: IncomingMessage, res: ServerResponse, reason: LimitReason, waitMs: number) {
   const secs = retryAfterSeconds(waitMs);
+  traceOf(req.locals)?.event(REFUSED_EVENT, { limit: reason, retry_after_s: secs });
   const data: LimitRefusalData = { limit: reason, retryAfterSeconds: secs };
   const id = await peekId(req);
   sendRefusal(req, res, refusal('rate_limited', { message: LIMIT_MESSAGES[reason], data }), NAME, {
@@ -166,7 +171,7 @@ export function createAdmission(config: LimitsConfig, limiter: Limiter): Admissi
     a.ticket = undefined;
     if (!t) return;
     count(t.held, -1);
-    if (t.held.user || t.held.global || chargeMs > 0) return limiter.release(t, chargeMs);
+    if (t.held.user || t.held.global || chargeMs > 0) return limiter.release(t, chargeMs, a.trace);
   };
 
   const decide = (a: Attempt, verdict: Verdict, next: () => void): void => {
@@ -253,7 +258,7 @@ export function createAdmission(config: LimitsConfig, limiter: Limiter): Admissi
       releaseBeforeAnswer(res, a, settle);
       try {
         const task = isTaskRequest(mcp);
-        const verdict = limiter.admit(a.key, !a.longLived && !task, !task);
+        const verdict = limiter.admit(a.key, !a.longLived && !task, !task, a.trace);
         if (!isThenable(verdict)) decide(a, verdict, next);
         else verdict.then((v) => decide(a, v, next)).catch((e: unknown) => fail(a, e));
       } catch (e) {

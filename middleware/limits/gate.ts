@@ -18,6 +18,7 @@ import {
 import { principalKey } from '../../lib/principal.js';
 import { type Awaitable, isThenable } from '../../core/maybe-promise.js';
 import { type EarlyRefusalLocals, ON_EARLY_REFUSAL, localsOf, sendRefusal } from '../../core/respond.js';
+import { traceOf } from '../../core/trace.js';
 import type { Limiter, Verdict } from './limiter.js';
 import type { LimitsConfig } from './options.js';
 
@@ -32,9 +33,13 @@ export const MAX_STANDING_REFUSALS = 10_000;
  */
 export const TASK_METHODS: ReadonlySet<string> = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
 
+/** The trace event of a refusal, with the limit and the `Retry-After` seconds. */
+export const REFUSED_EVENT = 'mcpware.limits.refused';
+
 /** The gate's 429: sent without reading the body, so without an id. */
 function sendStanding(req: IncomingMessage, res: ServerResponse, reason: LimitReason, waitMs: number) {
   const secs = retryAfterSeconds(waitMs);
+  traceOf(req.locals)?.event(REFUSED_EVENT, { limit: reason, retry_after_s: secs });
   const data: LimitRefusalData = { limit: reason, retryAfterSeconds: secs };
   sendRefusal(req, res, refusal('rate_limited', { message: LIMIT_MESSAGES[reason], data }), 'limits', {
     id: undefined,
@@ -159,7 +164,7 @@ export class Gate {
     const key = principalKey(req.locals?.principal);
     let verdict: Awaitable<Verdict>;
     try {
-      verdict = this.limiter.admit(key, false, !this.taskPasses.has(req));
+      verdict = this.limiter.admit(key, false, !this.taskPasses.has(req), traceOf(req.locals));
     } catch {
       return;
     }

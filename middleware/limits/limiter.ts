@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { BUDGET_WINDOW_SECONDS, type LimitReason, RPM_WINDOW_SECONDS } from '../../lib/limits.js';
 import { log } from '../../core/log.js';
 import { type Awaitable, isThenable } from '../../core/maybe-promise.js';
+import type { RequestTrace } from '../../core/trace.js';
 import type { Logger } from '../../core/types.js';
 import { type MemoryStore, createMemoryStore } from './memory-store.js';
 import type { LimitsConfig, LimitsHooks } from './options.js';
@@ -65,16 +66,17 @@ export interface OutageOptions {
 export interface Limiter {
   /**
    * The checks of one request for `key` (see {@link LimitsStore.admit}); `slots` false takes no slot, `budget`
-   * false skips the budget.
+   * false skips the budget. With a `trace`, a call of the Redis store adds a {@link STORE_EVENT} to it.
    */
-  admit(key: string, slots: boolean, budget?: boolean): Awaitable<Verdict>;
+  admit(key: string, slots: boolean, budget?: boolean, trace?: RequestTrace): Awaitable<Verdict>;
   /**
    * Give the ticket's slots back where they were taken and add `chargeMs` to the key's budget; never throws. A
    * release lost in an outage is reported (the slots' leases run out); its charge goes to the insurance. When
    * the ticket took a set's last free slot (`held.lastSlot`), a promise the answer waits for: it resolves once
-   * the store applied the release or it was given up on, and never rejects.
+   * the store applied the release or it was given up on, and never rejects. With a `trace`, a call of the Redis
+   * store adds a {@link STORE_EVENT} to it.
    */
-  release(ticket: Ticket, chargeMs: number): Promise<void> | void;
+  release(ticket: Ticket, chargeMs: number, trace?: RequestTrace): Promise<void> | void;
   /** Report a lost operation of the primary (a renewal). */
   dropped(error: Error): void;
   /** True while the primary is considered unreachable. */
@@ -111,6 +113,27 @@ export function withTimeout<T>(p: PromiseLike<T>, ms: number, onTimeout?: () => 
 }
 
 const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
+
+/** The trace event of a call of the Redis store made for a request. */
+export const STORE_EVENT = 'mcpware.limits.store';
+
+/**
+ * How a store call ended: Redis answered (`ok`, whatever its verdict); the fail-open insurance answered
+ * (`insurance`: Redis failed, or is left alone after a failure); fail-closed, the request is refused
+ * (`refused`); the call failed otherwise (`error`: a release Redis did not apply).
+ */
+type StoreOutcome = 'ok' | 'insurance' | 'refused' | 'error';
+
+/** Add the store call begun at `started` (`performance.now()`) to the trace, its duration to 0.01 ms. */
+function traceStore(
+  trace: RequestTrace,
+  op: 'admit' | 'release',
+  started: number,
+  outcome: StoreOutcome,
+): void {
+  const duration = Math.round((performance.now() - started) * 100) / 100;
+  trace.event(STORE_EVENT, { op, duration_ms: duration, outcome });
+}
 
 /**
  * A limiter over `primary`. Without `outage` (the memory store) every call goes straight to the primary and
@@ -169,20 +192,28 @@ export function createLimiter(primary: LimitsStore, outage?: OutageOptions): Lim
   const verdictOf = (key: string, token: string, r: AdmitResult, store: LimitsStore): Verdict =>
     r.ok ? { ok: true, ticket: { key, token, held: r.held, store }, lastRequestMs: r.lastRequestMs } : r;
 
-  const release = (t: Ticket, chargeMs: number): Promise<void> | void => {
+  const release = (t: Ticket, chargeMs: number, trace?: RequestTrace): Promise<void> | void => {
+    // Timed only for a request with a trace, and only a call of Redis.
+    const started = trace !== undefined && t.store.name === 'redis' ? performance.now() : -1;
     const r = t.store.release(t.key, t.token, t.held, chargeMs);
     if (!isThenable(r) || !outage) return;
     // A lost release is harmless: the slots' leases run out. Its work still counts, in this process's memory.
-    const done = withTimeout(r, outage.timeoutMs).catch((e: unknown) => {
-      failed(outage, asError(e), 'dropped');
-      if (chargeMs > 0) outage.insurance?.release(t.key, '', NO_SLOTS, chargeMs);
-    });
+    const done = withTimeout(r, outage.timeoutMs).then(
+      () => {
+        if (started >= 0) traceStore(trace!, 'release', started, 'ok');
+      },
+      (e: unknown) => {
+        if (started >= 0) traceStore(trace!, 'release', started, 'error');
+        failed(outage, asError(e), 'dropped');
+        if (chargeMs > 0) outage.insurance?.release(t.key, '', NO_SLOTS, chargeMs);
+      },
+    );
     return t.held.lastSlot ? done : undefined;
   };
 
   // Without an outage policy each call goes to the primary as it is, so a synchronous store answers synchronously.
   return {
-    admit(key, slots, budget = true) {
+    admit(key, slots, budget = true, trace) {
       // Only Redis names its admissions: there the slots are members of sets that every replica shares.
       const token = primary.name === 'redis' ? `${instance}:${++seq}` : '';
       if (!outage) {
@@ -192,7 +223,9 @@ export function createLimiter(primary: LimitsStore, outage?: OutageOptions): Lim
           : verdictOf(key, token, r, primary);
       }
       let store = primary;
-      return guarded(
+      // Timed only for a request with a trace.
+      const started = trace === undefined ? -1 : performance.now();
+      const verdict = guarded(
         outage,
         (s) => {
           store = s;
@@ -201,6 +234,17 @@ export function createLimiter(primary: LimitsStore, outage?: OutageOptions): Lim
         // Given up on: Redis may still take the slots later. Release them now; the release queues behind.
         () => release({ key, token, held: ALL_SLOTS, store: primary }, 0),
       ).then((v) => verdictOf(key, token, v, store));
+      if (trace === undefined) return verdict;
+      return verdict.then(
+        (v) => {
+          traceStore(trace, 'admit', started, store === primary ? 'ok' : 'insurance');
+          return v;
+        },
+        (e: unknown) => {
+          traceStore(trace, 'admit', started, e instanceof StoreUnavailableError ? 'refused' : 'error');
+          throw e;
+        },
+      );
     },
     release,
     dropped: (e) => {
