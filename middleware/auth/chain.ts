@@ -21,7 +21,13 @@ import { isThenable } from '../../core/maybe-promise.js';
 import { log } from '../../core/log.js';
 import { mountOrderCheck } from '../../core/mount-order.js';
 import type { Logger, Middleware, Principal } from '../../core/types.js';
-import { type ChallengeOptions, type Decided, sendAuthRefusal, sendAuthorizationTwice } from './challenge.js';
+import {
+  type ChallengeOptions,
+  type Decided,
+  recordAuth,
+  sendAuthRefusal,
+  sendAuthorizationTwice,
+} from './challenge.js';
 
 /** A refusal outcome an authenticator may give for a credential it recognized. */
 export type RefuseOutcome = 'invalid' | 'expired' | 'forbidden' | 'unavailable';
@@ -179,7 +185,7 @@ function apply(
   if (d.kind === 'ok') {
     const locals = localsOf(req);
     locals.principal = d.principal;
-    locals.auth = { outcome: 'ok', method: a.method };
+    recordAuth(locals, 'ok', a.method);
     next();
     return false;
   }

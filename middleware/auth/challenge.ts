@@ -9,7 +9,8 @@ import { type ChallengeParams, bearerChallenge, isQuotable } from '../../lib/bea
 import { refusal } from '../../lib/errors.js';
 import { localsOf, sendRefusal } from '../../core/respond.js';
 import { badOption } from '../../core/options.js';
-import type { AuthOutcome } from '../../core/types.js';
+import { TRACE } from '../../core/trace.js';
+import type { AuthOutcome, RequestLocals } from '../../core/types.js';
 
 /** The `WWW-Authenticate` parameters a 401 or 403 carries. */
 export interface ChallengeOptions {
@@ -75,6 +76,21 @@ export interface Decided {
   scope?: readonly string[];
 }
 
+/** The authentication decision's event on the request's span, under `otel()`. */
+const AUTH_EVENT = 'mcpware.auth';
+
+/**
+ * Record the authentication decision: on `req.locals.auth`, and, on a request `otel()` traces, as the event
+ * `mcpware.auth` (`outcome`, and `method` when an authenticator decided) on its span. Every decision of an auth
+ * middleware goes through here.
+ */
+export function recordAuth(locals: RequestLocals, outcome: AuthOutcome, method?: string): void {
+  locals.auth = method === undefined ? { outcome } : { outcome, method };
+  // One property read when the request is not traced.
+  const trace = locals[TRACE];
+  if (trace !== undefined) trace.event(AUTH_EVENT, method === undefined ? { outcome } : { outcome, method });
+}
+
 /** Two `Authorization` lines: a malformed request (RFC 6750 §3.1 `invalid_request`), refused before the body is read. */
 const AUTHORIZATION_TWICE = refusal('invalid_request', { message: 'Authorization must be sent once' });
 
@@ -88,7 +104,7 @@ export function sendAuthorizationTwice(
   challenge: Readonly<ChallengeOptions>,
   by: string,
 ): void {
-  localsOf(req).auth = { outcome: 'invalid' };
+  recordAuth(localsOf(req), 'invalid');
   const params: ChallengeParams = {
     realm: challenge.realm,
     resourceMetadata: challenge.resourceMetadataUrl,
@@ -107,8 +123,7 @@ export function sendAuthRefusal(
   challenge: Readonly<ChallengeOptions>,
   d: Decided,
 ): void {
-  const locals = localsOf(req);
-  locals.auth = d.method === undefined ? { outcome: d.outcome } : { outcome: d.outcome, method: d.method };
+  recordAuth(localsOf(req), d.outcome, d.method);
   const message = MESSAGES[d.outcome];
   if (d.outcome === 'unavailable') {
     sendRefusal(req, res, refusal('unavailable', { message }), d.by, { headers: { 'Retry-After': '5' } });
