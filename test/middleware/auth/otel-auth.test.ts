@@ -64,21 +64,25 @@ async function eventsFor(...authorization: string[]): Promise<unknown[]> {
   return tracing.logs[n]!.events;
 }
 
-test.each([
-  ['an API key', () => `Bearer ${KEY}`, { outcome: 'ok', method: 'api-key' }],
+type Credential = () => string | undefined | Promise<string>;
+const CASES: [string, Credential, Record<string, string>][] = [
+  ['an API key', (): string => `Bearer ${KEY}`, { outcome: 'ok', method: 'api-key' }],
   [
     'an OIDC token',
-    () => idp.sign({ sub: 'alice', aud: AUD }).then((t) => `Bearer ${t}`),
+    (): Promise<string> => idp.sign({ sub: 'alice', aud: AUD }).then((t) => `Bearer ${t}`),
     { outcome: 'ok', method: 'oidc' },
   ],
   [
     'an expired OIDC token',
-    () => idp.sign({ sub: 'alice', aud: AUD }, { expiresIn: -60 }).then((t) => `Bearer ${t}`),
+    (): Promise<string> =>
+      idp.sign({ sub: 'alice', aud: AUD }, { expiresIn: -60 }).then((t) => `Bearer ${t}`),
     { outcome: 'expired', method: 'oidc' },
   ],
-  ['no credential', () => undefined, { outcome: 'missing' }],
-  ['a credential no member knows', () => 'Bearer not-a-known-key', { outcome: 'invalid' }],
-] as const)('%s: one mcpware.auth event with the decision', async (_what, credential, decision) => {
+  ['no credential', (): undefined => undefined, { outcome: 'missing' }],
+  ['a credential no member knows', (): string => 'Bearer not-a-known-key', { outcome: 'invalid' }],
+];
+
+test.each(CASES)('%s: one mcpware.auth event with the decision', async (_what, credential, decision) => {
   const a = await credential();
   const events = await (a === undefined ? eventsFor() : eventsFor(a));
   expect(events).toEqual([{ name: 'mcpware.auth', attributes: decision }]);
