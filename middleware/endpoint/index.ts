@@ -1,6 +1,6 @@
 /**
  * `mcpEndpoint(options)`: the recommended stack from one options object, as one middleware. It mounts, in this
- * order: audit, metrics, guardOrigin, methodGuard, authentication, the limiter's gate, rejectBatch, parse,
+ * order: otel (when asked for), audit, metrics, guardOrigin, methodGuard, authentication, the limiter's gate, rejectBatch, parse,
  * limits, classifyRevision, checkHeaders, redact, toolFilter, and dispatch (or a `backend` such as `sdk()` or
  * `proxy()` in its place), so that no order mistake is left to make: redaction
  * applies to what the dispatcher sends, the limiter keys on an authenticated principal (an unauthenticated
@@ -29,6 +29,7 @@ import { type LimitsMiddleware, type LimitsOptions, type LimitsStats, limits } f
 import { methodGuard } from '../method-guard/index.js';
 import { type MetricsMiddleware, metrics, metricsHandler } from '../metrics/index.js';
 import { type OidcAuthMiddleware, oidcAuth } from '../oidc-auth/index.js';
+import { otel } from '../otel/index.js';
 import { parse } from '../parse/index.js';
 import {
   type ProtectedResourceMetadataMiddleware,
@@ -54,6 +55,8 @@ export type { McpEndpointAuthOptions, McpEndpointDispatchOptions, McpEndpointOpt
 
 /** The middlewares the endpoint is made of, in the order it runs them; absent when their section is off. */
 export interface McpEndpointParts {
+  /** `otel()`, when the `otel` option asks for it. */
+  readonly otel?: Middleware;
   readonly audit?: AuditMiddleware;
   readonly metrics?: MetricsMiddleware;
   readonly guardOrigin: Middleware;
@@ -194,6 +197,7 @@ function buildTerminal(
 /** Every part, made from its section, in the order they run (authentication made last: see buildAuth). */
 function buildParts(c: EndpointConfig): { parts: McpEndpointParts; auth: Auth; backend?: DrainedBackend } {
   const { logger, body } = c;
+  const tracing = c.otel && otel(withLogger(c.otel, logger));
   const auditMw = c.audit && audit(c.audit);
   const metricsMw = c.metrics && metrics(c.metrics);
   const origin = guardOrigin(withLogger(c.origin, logger));
@@ -206,6 +210,7 @@ function buildParts(c: EndpointConfig): { parts: McpEndpointParts; auth: Auth; b
   const terminal = buildTerminal(c);
   const versions = versionsOf(c.terminal);
   const parts = {
+    otel: tracing,
     audit: auditMw,
     metrics: metricsMw,
     guardOrigin: origin,
@@ -227,13 +232,22 @@ function buildParts(c: EndpointConfig): { parts: McpEndpointParts; auth: Auth; b
 }
 
 /**
- * A legacy session's GET stream, which dispatch() serves, goes through the parts that read no body: audit,
+ * A legacy session's GET stream, which dispatch() serves, goes through the parts that read no body: otel, audit,
  * metrics, Origin/Host, authentication, the limiter (a request of the minute, no slot), redaction, dispatch.
  */
 function withSessionStreams(all: Composed, parts: McpEndpointParts, logger: Logger): Composed {
-  const { audit: a, metrics: m, guardOrigin: o, auth: au, limits: l, redact: r, dispatch: d } = parts;
+  const {
+    otel: t,
+    audit: a,
+    metrics: m,
+    guardOrigin: o,
+    auth: au,
+    limits: l,
+    redact: r,
+    dispatch: d,
+  } = parts;
   const stream = compose(
-    [a, m, o, au, l, r, d].filter((x): x is Middleware => x !== undefined),
+    [t, a, m, o, au, l, r, d].filter((x): x is Middleware => x !== undefined),
     { logger },
   );
   return (req, res, next) =>
@@ -241,7 +255,8 @@ function withSessionStreams(all: Composed, parts: McpEndpointParts, logger: Logg
 }
 
 /**
- * The recommended stack as one middleware: audit, metrics, Origin/Host, method, authentication, limits,
+ * The recommended stack as one middleware: otel (when asked for), audit, metrics, Origin/Host, method,
+ * authentication, limits,
  * batch rejection, parse, revision and header checks, redaction and dispatch, in that order, each configured
  * from its section of the options. It is also a request listener for bare `node:http`; `parts` holds each
  * piece.
@@ -268,6 +283,7 @@ export function mcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   const config = resolveEndpointOptions(options);
   const { parts, auth, backend } = buildParts(config);
   const chain = [
+    parts.otel,
     parts.audit,
     parts.metrics,
     parts.guardOrigin,

@@ -28,6 +28,7 @@ import { stderrLogger } from '../../core/respond.js';
 import type { LimitsOptions } from '../limits/index.js';
 import type { MetricsOptions } from '../metrics/index.js';
 import type { OidcAuthOptions } from '../oidc-auth/index.js';
+import type { OtelOptions } from '../otel/index.js';
 import type { ProtectedResourceMetadataOptions } from '../protected-resource-metadata/index.js';
 import type { RedactMiddlewareOptions } from '../redact/index.js';
 import type { ToolFilterOptions } from '../tool-filter/index.js';
@@ -97,6 +98,11 @@ export interface McpEndpointOptions {
   metrics?: MetricsOptions | boolean;
   /** The prom-client Registry for the metrics (turns them on). */
   registry?: Registry;
+  /**
+   * `otel()`'s options, or `true` for its defaults: OpenTelemetry spans and `mcp.server.operation.duration`,
+   * mounted first (before audit and metrics). Default: no `otel()`.
+   */
+  otel?: OtelOptions | boolean;
   /** Where every part logs (each section's own `logger` wins). Default: stderr. */
   logger?: Logger;
 }
@@ -114,6 +120,7 @@ const TOP = [
   'audit',
   'metrics',
   'registry',
+  'otel',
   'logger',
 ] as const;
 const AUTH = ['apiKeys', 'oidc', 'resourceMetadata', 'insecureNoAuth', ...CHALLENGE_OPTIONS] as const;
@@ -130,6 +137,13 @@ const MOVED_FROM_DISPATCH: ReadonlyMap<string, string> = new Map([
 /** A section that must be an object when given; `undefined` when absent. */
 function section<T extends object>(name: string, value: T | undefined): T | undefined {
   return value === undefined ? undefined : optionsObject(FACTORY, value, `option "${name}"`);
+}
+
+/** A section that is off by default: `true` is `{}`, `false` or absent is off. */
+function optIn<T extends object>(name: string, value: T | boolean | undefined): T | undefined {
+  if (value === false || value === undefined) return undefined;
+  if (value === true) return {} as T;
+  return optionsObject(FACTORY, value, `option "${name}"`);
 }
 
 /** A section that is on by default: `false` turns it off, `true` or absent is `{}`. */
@@ -195,6 +209,7 @@ export interface EndpointConfig {
   readonly redact: RedactMiddlewareOptions | undefined;
   readonly audit: AuditOptions | undefined;
   readonly metrics: MetricsOptions | undefined;
+  readonly otel: OtelOptions | undefined;
   readonly logger: Logger;
 }
 
@@ -264,6 +279,7 @@ export function resolveEndpointOptions(options: McpEndpointOptions): EndpointCon
     redact: switchable('redact', o.redact),
     audit: section('audit', o.audit),
     metrics: resolveMetrics(o.metrics, o.registry),
+    otel: optIn('otel', o.otel),
     logger,
   };
 }
