@@ -148,6 +148,27 @@ describe('mcpEndpoint({ otel })', () => {
     });
   });
 
+  test.each([['mask'], ['warn']] as const)(
+    'captureArguments with redact() in %s mode: the arguments on the span are masked',
+    async (mode) => {
+      const records: Record<string, unknown>[] = [];
+      const e = mcpEndpoint(
+        options({ otel: { tracerProvider: provider, captureArguments: true }, redact: { mode } }, records),
+      );
+      await served(e, async (base) => {
+        const c = new McpTestClient(`${base}/mcp`, { headers: AUTH, autoParamHeaders: true });
+        expect((await c.callTool('nest', { to: 'bob@example.com', n: 1 })).status).toBe(200);
+      });
+      const captured = serverSpan('tools/call nest')!.attributes['gen_ai.tool.call.arguments'];
+      expect(typeof captured).toBe('string');
+      expect(captured).not.toContain('bob@example.com');
+      expect(JSON.parse(captured as string)).toMatchObject({
+        n: 1,
+        to: expect.stringContaining('@example.com'),
+      });
+    },
+  );
+
   test('otel: true mounts otel() with its defaults (the global providers)', async () => {
     trace.setGlobalTracerProvider(provider);
     try {
