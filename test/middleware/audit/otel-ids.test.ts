@@ -85,7 +85,12 @@ describe('audit() trace ids', () => {
           traceId: 'X'.repeat(32) + '\n"',
           spanId: '0123456789abcdeF',
           run: <T>(fn: () => T): T => fn(),
+          parsed: () => undefined,
+          event: () => undefined,
           result: () => undefined,
+          link: () => undefined,
+          set: () => undefined,
+          work: () => undefined,
         };
         (req.locals ??= {})[TRACE] = t as unknown as RequestTrace;
       }
