@@ -506,6 +506,8 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
     redact: { mode: (env.MCP_REDACT || 'mask') as 'off' | 'warn' | 'mask' },
     audit: { logger: auditLogger },
     registry,
+    // Traced only when the OTEL variables ask for it (otel() is mounted first, before audit and metrics).
+    ...(otelSettings ? { otel: otel({ logger }) } : {}),
     logger,
   });
   // The SDK, once nothing before can fail (otel() looks the providers up per request). It shuts down after
@@ -537,7 +539,7 @@ export async function createDemo(env: Env = process.env): Promise<Demo> {
   app.get('/readyz', health.readiness(endpoint.readiness));
   app.get('/metrics', endpoint.metricsHandler!);
   app.use(endpoint.resourceMetadata as Middleware);
-  app.use('/mcp', ...(otelSdk ? [otel()] : []), endpoint);
+  app.use('/mcp', endpoint);
 
   return {
     app,

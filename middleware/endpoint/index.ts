@@ -29,7 +29,6 @@ import { type LimitsMiddleware, type LimitsOptions, type LimitsStats, limits } f
 import { methodGuard } from '../method-guard/index.js';
 import { type MetricsMiddleware, metrics, metricsHandler } from '../metrics/index.js';
 import { type OidcAuthMiddleware, oidcAuth } from '../oidc-auth/index.js';
-import { otel } from '../otel/index.js';
 import { parse } from '../parse/index.js';
 import {
   type ProtectedResourceMetadataMiddleware,
@@ -197,7 +196,7 @@ function buildTerminal(
 /** Every part, made from its section, in the order they run (authentication made last: see buildAuth). */
 function buildParts(c: EndpointConfig): { parts: McpEndpointParts; auth: Auth; backend?: DrainedBackend } {
   const { logger, body } = c;
-  const tracing = c.otel && otel(withLogger(c.otel, logger));
+  const tracing = c.otel;
   const auditMw = c.audit && audit(c.audit);
   const metricsMw = c.metrics && metrics(c.metrics);
   const origin = guardOrigin(withLogger(c.origin, logger));

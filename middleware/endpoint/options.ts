@@ -28,11 +28,10 @@ import { stderrLogger } from '../../core/respond.js';
 import type { LimitsOptions } from '../limits/index.js';
 import type { MetricsOptions } from '../metrics/index.js';
 import type { OidcAuthOptions } from '../oidc-auth/index.js';
-import type { OtelOptions } from '../otel/index.js';
 import type { ProtectedResourceMetadataOptions } from '../protected-resource-metadata/index.js';
 import type { RedactMiddlewareOptions } from '../redact/index.js';
 import type { ToolFilterOptions } from '../tool-filter/index.js';
-import type { Logger } from '../../core/types.js';
+import type { Logger, Middleware } from '../../core/types.js';
 import { type McpEndpointBackend, backendOption } from './backend.js';
 
 export const FACTORY = 'mcpEndpoint';
@@ -99,10 +98,11 @@ export interface McpEndpointOptions {
   /** The prom-client Registry for the metrics (turns them on). */
   registry?: Registry;
   /**
-   * `otel()`'s options, or `true` for its defaults: OpenTelemetry spans and `mcp.server.operation.duration`,
-   * mounted first (before audit and metrics). Default: no `otel()`.
+   * An `otel()` middleware (from `mcpware/otel`): OpenTelemetry spans and `mcp.server.operation.duration`,
+   * mounted first (before audit and metrics). The endpoint never imports `mcpware/otel` itself: an
+   * application that does not trace never loads it. Default: none (`false` too).
    */
-  otel?: OtelOptions | boolean;
+  otel?: Middleware | false;
   /** Where every part logs (each section's own `logger` wins). Default: stderr. */
   logger?: Logger;
 }
@@ -139,11 +139,12 @@ function section<T extends object>(name: string, value: T | undefined): T | unde
   return value === undefined ? undefined : optionsObject(FACTORY, value, `option "${name}"`);
 }
 
-/** A section that is off by default: `true` is `{}`, `false` or absent is off. */
-function optIn<T extends object>(name: string, value: T | boolean | undefined): T | undefined {
+/** A middleware given whole (`otel`): a function, or `false`/absent for none. */
+function middlewareOption(name: string, value: unknown): Middleware | undefined {
   if (value === false || value === undefined) return undefined;
-  if (value === true) return {} as T;
-  return optionsObject(FACTORY, value, `option "${name}"`);
+  if (typeof value !== 'function')
+    throw badOption(FACTORY, name, value, 'a middleware (e.g. otel() from mcpware/otel) or false');
+  return value as Middleware;
 }
 
 /** A section that is on by default: `false` turns it off, `true` or absent is `{}`. */
@@ -209,7 +210,7 @@ export interface EndpointConfig {
   readonly redact: RedactMiddlewareOptions | undefined;
   readonly audit: AuditOptions | undefined;
   readonly metrics: MetricsOptions | undefined;
-  readonly otel: OtelOptions | undefined;
+  readonly otel: Middleware | undefined;
   readonly logger: Logger;
 }
 
@@ -279,7 +280,7 @@ export function resolveEndpointOptions(options: McpEndpointOptions): EndpointCon
     redact: switchable('redact', o.redact),
     audit: section('audit', o.audit),
     metrics: resolveMetrics(o.metrics, o.registry),
-    otel: optIn('otel', o.otel),
+    otel: middlewareOption('otel', o.otel),
     logger,
   };
 }

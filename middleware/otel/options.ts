@@ -23,7 +23,8 @@ export interface OtelOptions {
   captureArguments?: boolean;
   /**
    * Put a `tools/call`'s successful result on its span as `gen_ai.tool.call.result` (JSON, clipped), as it was
-   * answered after `redact()`. Without `redact()` in the stack nothing is captured and a warning is logged once.
+   * answered after `redact()` (in `warn` mode, masked all the same). Without `redact()` in the stack nothing is
+   * captured and a warning is logged once.
    * Default false.
    */
   captureResults?: boolean;

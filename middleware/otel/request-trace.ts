@@ -271,7 +271,16 @@ export class OtelRequestTrace implements RequestTrace {
     }
     const ok = ending.code === undefined && ending.failure === undefined;
     if (answered !== undefined && ok && locals.mcp?.method === 'tools/call') {
-      const text = captured(answered.value);
+      // In warn mode the answer went out as it was: the span gets the masked copy all the same.
+      let value = answered.value;
+      if (locals.redaction?.mode === 'warn') {
+        try {
+          value = redactor(value);
+        } catch {
+          return;
+        }
+      }
+      const text = captured(value);
       if (text !== undefined) span.setAttribute('gen_ai.tool.call.result', text);
     }
   }

@@ -1,5 +1,5 @@
 /**
- * mcpEndpoint({ otel }): otel() mounted first when asked for (`true` or its options), never otherwise; over
+ * mcpEndpoint({ otel }): the otel() middleware given is mounted first, none otherwise; over
  * HTTP with the real SDK (in-memory exporter): the request span, a handler's own spans under it (active context
  * and ctx.otel), the auth and redaction events, the audit record's trace and span ids, a 401 refused before its
  * body is read included.
@@ -18,6 +18,7 @@ import winston from 'winston';
 import { hashKey } from '../../../middleware/api-key-auth/index';
 import { auditJsonFormat } from '../../../middleware/audit/index';
 import { mcpEndpoint, type McpEndpointOptions } from '../../../middleware/endpoint/index';
+import { otel } from '../../../middleware/otel/index';
 import { ToolRegistry, ok } from '../../../handlers/tools/index';
 import type { CallContext } from '../../../core/contract';
 import { McpTestClient } from '../../../testing/index';
@@ -99,9 +100,9 @@ const serverSpan = (name: string): ReadableSpan | undefined =>
   exporter.getFinishedSpans().find((s) => s.name === name && s.kind === 1);
 
 describe('mcpEndpoint({ otel })', () => {
-  test('otel: { tracerProvider }: mounted first; spans, events and the audit ids join up', async () => {
+  test('otel: otel({ tracerProvider }): mounted first; spans, events and the audit ids join up', async () => {
     const records: Record<string, unknown>[] = [];
-    const e = mcpEndpoint(options({ otel: { tracerProvider: provider } }, records));
+    const e = mcpEndpoint(options({ otel: otel({ tracerProvider: provider, logger: quiet }) }, records));
     expect(typeof e.parts.otel).toBe('function');
     await served(e, async (base) => {
       const c = new McpTestClient(`${base}/mcp`, { headers: AUTH, autoParamHeaders: true });
@@ -130,7 +131,7 @@ describe('mcpEndpoint({ otel })', () => {
 
   test('a 401 refused before its body is read: its span and its audit record share the ids', async () => {
     const records: Record<string, unknown>[] = [];
-    const e = mcpEndpoint(options({ otel: { tracerProvider: provider } }, records));
+    const e = mcpEndpoint(options({ otel: otel({ tracerProvider: provider, logger: quiet }) }, records));
     await served(e, async (base) => {
       const r = await new McpTestClient(`${base}/mcp`).listTools();
       expect(r.status).toBe(401);
@@ -153,7 +154,13 @@ describe('mcpEndpoint({ otel })', () => {
     async (mode) => {
       const records: Record<string, unknown>[] = [];
       const e = mcpEndpoint(
-        options({ otel: { tracerProvider: provider, captureArguments: true }, redact: { mode } }, records),
+        options(
+          {
+            otel: otel({ tracerProvider: provider, captureArguments: true, logger: quiet }),
+            redact: { mode },
+          },
+          records,
+        ),
       );
       await served(e, async (base) => {
         const c = new McpTestClient(`${base}/mcp`, { headers: AUTH, autoParamHeaders: true });
@@ -169,11 +176,32 @@ describe('mcpEndpoint({ otel })', () => {
     },
   );
 
-  test('otel: true mounts otel() with its defaults (the global providers)', async () => {
+  test.each([['mask'], ['warn']] as const)(
+    'captureResults with redact() in %s mode: the result on the span is masked',
+    async (mode) => {
+      const records: Record<string, unknown>[] = [];
+      const e = mcpEndpoint(
+        options(
+          { otel: otel({ tracerProvider: provider, captureResults: true, logger: quiet }), redact: { mode } },
+          records,
+        ),
+      );
+      await served(e, async (base) => {
+        const c = new McpTestClient(`${base}/mcp`, { headers: AUTH, autoParamHeaders: true });
+        expect((await c.callTool('nest', {})).status).toBe(200);
+      });
+      const captured = serverSpan('tools/call nest')!.attributes['gen_ai.tool.call.result'];
+      expect(typeof captured).toBe('string');
+      expect(captured).toContain('@example.com');
+      expect(captured).not.toContain('alice@example.com');
+    },
+  );
+
+  test('otel: otel() with its defaults (the global providers)', async () => {
     trace.setGlobalTracerProvider(provider);
     try {
       const records: Record<string, unknown>[] = [];
-      const e = mcpEndpoint(options({ otel: true }, records));
+      const e = mcpEndpoint(options({ otel: otel({ logger: quiet }) }, records));
       expect(typeof e.parts.otel).toBe('function');
       await served(e, async (base) => {
         const c = new McpTestClient(`${base}/mcp`, { headers: AUTH });
@@ -207,12 +235,13 @@ describe('mcpEndpoint({ otel })', () => {
     },
   );
 
-  test('the otel section is checked: a wrong kind by mcpEndpoint, an unknown option by otel()', () => {
+  test('the otel option is checked: a middleware or false', () => {
     const records: Record<string, unknown>[] = [];
     expect(() => mcpEndpoint(options({ otel: 'yes' as never }, records))).toThrow(/mcpEndpoint.*otel/);
-    expect(() => mcpEndpoint(options({ otel: { captureArgs: true } as never }, records))).toThrow(
-      /otel.*captureArgs.*captureArguments/,
+    expect(() => mcpEndpoint(options({ otel: { captureArguments: true } as never }, records))).toThrow(
+      /mcpEndpoint.*otel.*middleware/,
     );
-    expect(() => mcpEndpoint(options({ otle: true } as never, records))).toThrow(/"otle".*"otel"/);
+    expect(() => mcpEndpoint(options({ otel: true as never }, records))).toThrow(/mcpEndpoint.*otel/);
+    expect(() => mcpEndpoint(options({ otle: otel() } as never, records))).toThrow(/"otle".*"otel"/);
   });
 });
