@@ -90,6 +90,7 @@ function authDecided(req: IncomingMessage): boolean {
 export function dispatch(options: DispatchOptions): DispatchMiddleware {
   const config = resolveDispatchOptions(options);
   const sessions = createSessionCodec(config);
+  const tasks = config.tasks && createTaskRuntime(config.tasks);
   const listen = createListenRouter({
     feeds: config.feeds,
     capabilities: config.capabilities,
@@ -97,12 +98,12 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
     maxPerPrincipal: config.maxListenStreamsPerPrincipal,
     logger: config.logger,
     serverInfo: config.serverInfo,
+    tasks: tasks?.notifier,
   });
   const inputs = createInputBroker({ timeoutMs: config.inputTimeoutMs, maxRounds: config.maxInputRounds });
   const drain = createDrain(config.logger);
   const cancels = createCancellations(config);
   const streams = createLegacyStreams(config, sessions, listen);
-  const tasks = config.tasks && createTaskRuntime(config.tasks);
   const dispatcher: Dispatcher = {
     config,
     states: createStateCodec({ keys: config.stateKeys, ttlMs: config.stateTtlMs }),
@@ -180,6 +181,7 @@ export function dispatch(options: DispatchOptions): DispatchMiddleware {
         inFlight: drain.inFlight,
         draining: drain.draining,
         tasksRunning: tasks?.running ?? 0,
+        listenTaskIds: tasks?.notifier.watched ?? 0,
       };
     },
   });

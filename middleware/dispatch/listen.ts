@@ -9,6 +9,8 @@
  * - One caller (by principal source and id; every anonymous caller together) holds at most `maxPerPrincipal`
  *   streams (429), so the server-wide cap (503) is never one caller's to fill.
  * - `closeAll()` ends every stream gracefully with its completion result, and refuses new ones (503).
+ * - With tasks, `taskIds` are watched for the caller's own tasks only (task-notify.ts), and the acknowledgement
+ *   waits for their lookup.
  *
  * @see docs/guides/subscriptions.md
  */
@@ -27,9 +29,10 @@ import type { Logger } from '../../core/types.js';
 import type { Feeds } from './capabilities.js';
 import { applyOutbound } from '../../core/outbound.js';
 import type { Reply } from './reply.js';
-import { type RpcError, sendRpcError } from './rpc-errors.js';
+import { type RpcError, internalError, sendRpcError } from './rpc-errors.js';
 import { DISPATCH, type DispatchConfig } from './options.js';
 import { isJsonObject } from '../../lib/json.js';
+import { type TaskNotifier, type TaskWatch, requestedTaskIds, taskIdsRefusal } from './task-notify.js';
 
 export interface ListenRouterOptions {
   feeds: Feeds;
@@ -39,6 +42,8 @@ export interface ListenRouterOptions {
   maxPerPrincipal: number;
   logger: Logger;
   serverInfo: DispatchConfig['serverInfo'];
+  /** The tasks' status notifications, when the dispatcher has tasks (`notifications.taskIds`). */
+  tasks?: TaskNotifier | undefined;
 }
 
 export interface ListenRouter {
@@ -101,22 +106,48 @@ export function createListenRouter(options: ListenRouterOptions): ListenRouter {
   const { logger } = options;
   const open = new OpenStreams();
   let shuttingDown = false;
+  const refuse = (reply: Reply, refused: RpcError): void | Promise<void> => {
+    if (refused.status === 429) {
+      reply.locals.refusal = {
+        reason: 'rate_limited',
+        code: refused.code,
+        status: refused.status,
+        by: DISPATCH,
+        detail: PER_PRINCIPAL_LIMIT,
+      };
+    }
+    return sendRpcError(reply, refused, logger);
+  };
+  /** Look the task ids up first: the acknowledgement names the ones watched. */
+  const watchThenOpen = async (reply: Reply, params: JsonObject, caller: string, ids: string[]) => {
+    const watch = options.tasks!.watch(caller, ids);
+    let acked: string[];
+    try {
+      acked = await watch.acked;
+    } catch (err) {
+      watch.stop();
+      log(logger, 'error', 'dispatch: the task store failed while a listen stream looked its tasks up', {
+        error: errorMeta(err),
+      });
+      return sendRpcError(reply, internalError(), logger);
+    }
+    // The client may have gone, or the room or the server too, while the lookup ran.
+    const refused = reply.res.destroyed ? undefined : capacityRefusal(options, open, caller, shuttingDown);
+    if (reply.res.destroyed || refused) {
+      watch.stop();
+      return refused && refuse(reply, refused);
+    }
+    openStream(options, reply, params, open, caller, { watch, acked });
+  };
   return {
     serve(reply, params) {
       const caller = principalKey(reply.locals.principal);
-      const refused = refusalOf(reply, params) ?? capacityRefusal(options, open, caller, shuttingDown);
-      if (refused) {
-        if (refused.status === 429) {
-          reply.locals.refusal = {
-            reason: 'rate_limited',
-            code: refused.code,
-            status: refused.status,
-            by: DISPATCH,
-            detail: PER_PRINCIPAL_LIMIT,
-          };
-        }
-        return sendRpcError(reply, refused, logger);
-      }
+      const refused =
+        refusalOf(reply, params, options.tasks !== undefined) ??
+        capacityRefusal(options, open, caller, shuttingDown);
+      if (refused) return refuse(reply, refused);
+      const ids = options.tasks && requestedTaskIds(params.notifications as JsonObject);
+      if (ids !== undefined) return watchThenOpen(reply, params, caller, ids);
       openStream(options, reply, params, open, caller);
     },
     hold(caller, end) {
@@ -198,14 +229,19 @@ function capacityRefusal(
   return undefined;
 }
 
-/** Why a listen request cannot be served, if it cannot. */
-function refusalOf(reply: Reply, params: JsonObject): RpcError | undefined {
+/** Why a listen request cannot be served, if it cannot (`tasks`: the dispatcher has tasks, `taskIds` count). */
+function refusalOf(reply: Reply, params: JsonObject, tasks: boolean): RpcError | undefined {
   if (!isJsonObject(params.notifications)) {
     return {
       code: ErrorCode.InvalidParams,
       message: 'Invalid params: "notifications" must be an object (a subscription filter)',
       status: 200,
     };
+  }
+  if (tasks) {
+    const caps = reply.mcp.meta?.[META.clientCapabilities];
+    const refused = taskIdsRefusal(params.notifications, isJsonObject(caps) ? caps : {});
+    if (refused) return refused;
   }
   const tooLarge = boundRefusal(reply.mcp.id, params.notifications);
   if (tooLarge) {
@@ -248,8 +284,8 @@ function boundRefusal(id: unknown, filter: JsonObject): RpcError | undefined {
 }
 
 /**
- * Open one stream: the acknowledgement, the feeds; `open` holds its graceful end, counted for
- * `caller`, while it lasts.
+ * Open one stream: the acknowledgement, the feeds, the watched tasks (`tasks`: their watch and the ids it
+ * acknowledges); `open` holds its graceful end, counted for `caller`, while it lasts.
  */
 function openStream(
   options: ListenRouterOptions,
@@ -257,6 +293,7 @@ function openStream(
   params: JsonObject,
   open: OpenStreams,
   caller: string,
+  tasks?: { watch: TaskWatch; acked: string[] },
 ): void {
   const { feeds, capabilities, logger, serverInfo } = options;
   const { res, mcp, locals } = reply;
@@ -264,6 +301,7 @@ function openStream(
   const trace = traceOf(locals);
   const sent = trace === undefined ? undefined : notificationEvents(trace);
   const { honoured, uris } = honouredOf(params.notifications as JsonObject, feeds, capabilities);
+  if (tasks) honoured.taskIds = tasks.acked;
   const tag = (p: JsonObject = {}): JsonObject => ({ ...p, _meta: { [META.subscriptionId]: id } });
   locals.response = { resultType: 'stream' };
   // An open subscription is waiting, not work: nothing is charged to the caller's budget for its lifetime
@@ -283,6 +321,11 @@ function openStream(
     tag,
     sent,
   );
+  tasks?.watch.start((task) => {
+    if (reply.buffered() > MAX_LISTEN_BUFFER) return void reply.res.destroy();
+    if (reply.notify('notifications/tasks', tag(task))) sent?.('notifications/tasks');
+  });
+  if (tasks) unsubscribe.push(() => tasks.watch.stop());
 
   let ended = false;
   const stop = (): void => {

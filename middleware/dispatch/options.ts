@@ -210,6 +210,8 @@ export type DispatchMiddleware = Middleware & {
     draining: boolean;
     /** Task works running on this replica. */
     tasksRunning: number;
+    /** Task ids the listen streams of this replica watch (`notifications.taskIds`). */
+    listenTaskIds: number;
   };
 };
 

@@ -74,7 +74,10 @@ export function createTaskMethods(rt: TaskRuntime): TaskMethods {
       const next = change(t, Date.now());
       if (next === undefined) return { task: t, wrote: false };
       const w = await store.replace(next, bounds);
-      if (w.ok) return { task: next, wrote: true };
+      if (w.ok) {
+        rt.notifier.published(next);
+        return { task: next, wrote: true };
+      }
       if (w.reason === 'gone') throw unknownTask();
       if (w.reason !== 'conflict')
         throw refusalError(

@@ -119,6 +119,8 @@ export interface RunOrigin {
 export interface RunHost {
   readonly settings: TaskSettings;
   readonly worker: string;
+  /** The run wrote `task` to the store (listen streams watching it hear of it). */
+  written(task: StoredTask): void;
   /** The run ended here: forget it. */
   ended(run: TaskRun): void;
 }
@@ -289,6 +291,7 @@ export class TaskRun {
       }
       if (w.ok) {
         this.task = step.task;
+        this.#host.written(step.task);
         return step.then();
       }
       if (w.reason === 'gone') return this.#stop(goneEnd(this.task, now));

@@ -19,6 +19,7 @@ import type { Logger } from '../../core/types.js';
 import { clip } from '../../lib/clip.js';
 import { missingCapabilityError } from './rpc-errors.js';
 import { type RunHost, TaskRun, Track } from './task-run.js';
+import { type TaskNotifier, createTaskNotifier } from './task-notify.js';
 
 /** The validated `tasks` option of one dispatcher. */
 export interface TaskSettings {
@@ -41,6 +42,8 @@ export interface TaskRuntime {
   host(ctx: CallContext): TaskHost;
   /** A `tasks/update` or `tasks/cancel` wrote the task: its work, when it runs here, looks at it now. */
   nudge(owner: string, id: string): void;
+  /** The `notifications/tasks` of this replica's listen streams: every write of a task here is published to it. */
+  readonly notifier: TaskNotifier;
   /** Works running on this replica. */
   readonly running: number;
   /** Stop every work running here (its task ends `failed`, `task_interrupted`) and close a store made here. */
@@ -62,9 +65,11 @@ export function createTaskRuntime(settings: TaskSettings): TaskRuntime {
   const worker = randomBytes(12).toString('base64url');
   const runs = new Map<string, TaskRun>();
   let closing = false;
+  const notifier = createTaskNotifier(settings);
   const runHost: RunHost = {
     settings,
     worker,
+    written: (task) => notifier.published(task),
     ended: (run) => {
       if (runs.get(run.id) === run) runs.delete(run.id);
     },
@@ -134,6 +139,7 @@ export function createTaskRuntime(settings: TaskSettings): TaskRuntime {
   return {
     settings,
     worker,
+    notifier,
     host(ctx) {
       return {
         declared: declaresTasks(ctx.clientCapabilities),
@@ -150,6 +156,7 @@ export function createTaskRuntime(settings: TaskSettings): TaskRuntime {
     async close() {
       closing = true;
       await Promise.all([...runs.values()].map((r) => r.interrupt()));
+      notifier.close();
       if (settings.ownStore) await settings.store.close?.();
     },
   };
