@@ -97,6 +97,7 @@ describe('what the endpoint exposes', () => {
       expect(s.dispatch).toEqual({
         listenStreams: 0,
         listenPrincipals: 0,
+        listenTaskIds: 0,
         pendingInputs: 0,
         tasksRunning: 0,
         inFlight: 0,
