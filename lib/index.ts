@@ -207,3 +207,33 @@ export type {
 } from './redact/index.js';
 export { cleanText, sanitizeText } from './sanitize.js';
 export { CANONICAL_MAX_DEPTH, argumentsDigest, canonicalJson } from './canonical-json.js';
+export {
+  MAX_BAGGAGE_BYTES,
+  MAX_BAGGAGE_MEMBERS,
+  MAX_TRACEPARENT_LENGTH,
+  MAX_TRACESTATE_LENGTH,
+  MAX_TRACESTATE_MEMBERS,
+  TRACEPARENT_LENGTH,
+  formatBaggage,
+  formatTraceparent,
+  formatTracestate,
+  isTracestateKey,
+  isTracestateValue,
+  parseBaggage,
+  parseTraceparent,
+  parseTracestate,
+  readTraceMeta,
+} from './trace-context.js';
+export type {
+  BaggageEntry,
+  BaggageProperty,
+  BaggageReason,
+  BaggageResult,
+  TraceMeta,
+  TraceParent,
+  TraceparentReason,
+  TraceparentResult,
+  TracestateEntry,
+  TracestateReason,
+  TracestateResult,
+} from './trace-context.js';
