@@ -16,6 +16,7 @@ import { createHash } from 'node:crypto';
 import type { StoredTask } from '../lib/tasks.js';
 import { MAX_TASK_ID_LENGTH, expiresAt } from '../lib/tasks.js';
 import { log } from './log.js';
+import { runScript as run, script } from './redis-script.js';
 import { badOption, knownKeys, loggerOption, missingOption, optionsObject, stringOption } from './options.js';
 import { stderrLogger } from './respond.js';
 import { MIN_TASK_BYTES, type TaskBounds, type TaskStore, type TaskWrite } from './task-store.js';
@@ -42,16 +43,6 @@ export interface RedisTaskStoreOptions {
 }
 
 const R = 'redisTaskStore';
-
-/** A script and its SHA-1, the name EVALSHA calls it by. */
-interface Script {
-  readonly lua: string;
-  readonly sha: string;
-}
-
-function script(lua: string): Script {
-  return { lua, sha: createHash('sha1').update(lua).digest('hex') };
-}
 
 /**
  * `now` (Redis server time in ms); `size`, what a task's JSON counts against its owner's bytes; `prune`, drop the
@@ -134,22 +125,6 @@ const WRITES: ReadonlyMap<unknown, TaskWrite> = new Map<unknown, TaskWrite>([
   ['task_limit', { ok: false, reason: 'task_limit' }],
   ['task_bytes', { ok: false, reason: 'task_bytes' }],
 ]);
-
-async function run(
-  client: RedisTaskStoreClient,
-  s: Script,
-  keys: readonly string[],
-  args: readonly (string | number)[],
-): Promise<unknown> {
-  try {
-    return await client.evalsha(s.sha, keys.length, ...keys, ...args);
-  } catch (e) {
-    if (e instanceof Error && e.message.startsWith('NOSCRIPT')) {
-      return client.eval(s.lua, keys.length, ...keys, ...args);
-    }
-    throw e;
-  }
-}
 
 function writeOf(answer: unknown): TaskWrite {
   const w = WRITES.get(answer);

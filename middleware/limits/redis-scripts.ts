@@ -4,18 +4,7 @@
  * replicas' clocks do not matter.
  * @see docs/middleware/limits.md
  */
-import { createHash } from 'node:crypto';
-import type { RedisClientLike } from './redis-store.js';
-
-/** A script and its SHA-1, the name EVALSHA calls it by. */
-export interface Script {
-  readonly lua: string;
-  readonly sha: string;
-}
-
-function script(lua: string): Script {
-  return { lua, sha: createHash('sha1').update(lua).digest('hex') };
-}
+import { script } from '../../core/redis-script.js';
 
 /** `now`, Redis server time in ms. */
 const NOW = `
@@ -169,20 +158,3 @@ local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
 if last[2] then redis.call('PEXPIREAT', KEYS[1], last[2]) end
 return redis.call('ZCARD', KEYS[1])
 `);
-
-/** EVALSHA, loading the script with EVAL when Redis does not know it (first use, after a restart, a new node). */
-export async function runScript(
-  client: RedisClientLike,
-  s: Script,
-  keys: readonly string[],
-  args: readonly (string | number)[],
-): Promise<unknown> {
-  try {
-    return await client.evalsha(s.sha, keys.length, ...keys, ...args);
-  } catch (e) {
-    if (e instanceof Error && e.message.startsWith('NOSCRIPT')) {
-      return client.eval(s.lua, keys.length, ...keys, ...args);
-    }
-    throw e;
-  }
-}

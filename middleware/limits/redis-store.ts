@@ -8,7 +8,8 @@ import { McpwareError } from '../../lib/errors.js';
 import type { LimitReason } from '../../lib/limits.js';
 import { log } from '../../core/log.js';
 import type { Logger } from '../../core/types.js';
-import { ACQUIRE, ADMIT, GIVE_BACK, RELEASE, RENEW, type Script, runScript } from './redis-scripts.js';
+import { type Script, runScript } from '../../core/redis-script.js';
+import { ACQUIRE, ADMIT, GIVE_BACK, RELEASE, RENEW } from './redis-scripts.js';
 import { type AdmitResult, type Held, type LimitsStore, NO_SLOTS, type StoreLimits } from './store.js';
 import { createTurnBatch, type TurnBatch } from './turn-batch.js';
 
