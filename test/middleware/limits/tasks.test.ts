@@ -71,7 +71,12 @@ function suite(store: Store): void {
 
     app.task('task-1').end(COMPLETED);
     await until(() => mw.stats().inflight.user === 0, 'the slot given back');
-    const third = await rpc(app.port, 'alice', 'tools/call', { name: 'slow' }, 3);
+    // In Redis the release lands a little after the local count drops: the next call is admitted once it has.
+    let third = await rpc(app.port, 'alice', 'tools/call', { name: 'slow' }, 3);
+    for (let i = 0; i < 100 && third.status === 429; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      third = await rpc(app.port, 'alice', 'tools/call', { name: 'slow' }, 3);
+    }
     expect(third.status).toBe(200);
     app.task('task-3').end(COMPLETED);
   });
