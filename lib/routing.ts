@@ -104,6 +104,36 @@ export function isRoutableMethod(method: string): boolean {
   return method.length > 0 && !method.startsWith('/') && !method.endsWith('/') && !method.includes('//');
 }
 
+/**
+ * The methods a server receives that metrics and traces name as they are (any other method is labelled as
+ * other, so that a label stays bounded): requests of both revisions, the tasks extension's, and the client's
+ * notifications.
+ */
+export const RECEIVED_METHODS: readonly string[] = Object.freeze([
+  'initialize',
+  'ping',
+  'server/discover',
+  'tools/list',
+  'tools/call',
+  'resources/list',
+  'resources/read',
+  'resources/templates/list',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'prompts/list',
+  'prompts/get',
+  'completion/complete',
+  'logging/setLevel',
+  'subscriptions/listen',
+  'tasks/get',
+  'tasks/update',
+  'tasks/cancel',
+  'notifications/initialized',
+  'notifications/cancelled',
+  'notifications/progress',
+  'notifications/roots/list_changed',
+]);
+
 /** The methods whose complete results carry `ttlMs` and `cacheScope` (`caching.mdx`, `DiscoverResult`). */
 export const CACHEABLE_METHODS: readonly string[] = Object.freeze([
   'server/discover',

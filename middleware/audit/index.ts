@@ -15,7 +15,7 @@ import { mountOrderCheck } from '../../core/mount-order.js';
 import type { Middleware } from '../../core/types.js';
 import { createByteCounter } from './byte-count.js';
 import { type AuditOptions, resolveAuditOptions } from './options.js';
-import { type AuditRecord, createRecordBuilder, taskEndRecord } from './record.js';
+import { type AuditRecord, type BuildRecord, createRecordBuilder, taskEndRecord } from './record.js';
 import { createAuditSink } from './winston.js';
 
 export { AUDIT_CAPS, AUDIT_KEYS, type AuditKey, type AuditRecord } from './record.js';
@@ -64,9 +64,14 @@ export function audit(options: AuditOptions): AuditMiddleware {
     docs: 'docs/middleware/audit.md#in-front-of-another-final-handler',
   });
   /** The record of `req`, or undefined when building it threw (reported). */
-  const recordOf = (...args: Parameters<typeof buildRecord>): AuditRecord | undefined => {
+  const recordOf: (...args: Parameters<BuildRecord>) => AuditRecord | undefined = (
+    req,
+    res,
+    arrival,
+    finished,
+  ) => {
     try {
-      return buildRecord(...args);
+      return buildRecord(req, res, arrival, finished);
     } catch (err) {
       onError(err);
       return undefined;

@@ -6,6 +6,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { RefusalReason } from '../../lib/errors.js';
 import { type Tally, newTally, tallyOf } from './tally.js';
+import { RECEIVED_METHODS } from '../../lib/routing.js';
 
 /** Refusals of the transport and protocol layers (`mcp_transport_refusals_total{reason}`). */
 export const TRANSPORT_REASONS: readonly RefusalReason[] = Object.freeze([
@@ -58,30 +59,7 @@ export const LABEL_VALUES = Object.freeze({
 });
 
 /** Methods that get their own `method` label on the duration histogram; anything else is `other`. */
-export const KNOWN_METHODS: ReadonlySet<string> = new Set([
-  'initialize',
-  'ping',
-  'server/discover',
-  'tools/list',
-  'tools/call',
-  'resources/list',
-  'resources/read',
-  'resources/templates/list',
-  'resources/subscribe',
-  'resources/unsubscribe',
-  'prompts/list',
-  'prompts/get',
-  'completion/complete',
-  'logging/setLevel',
-  'subscriptions/listen',
-  'tasks/get',
-  'tasks/update',
-  'tasks/cancel',
-  'notifications/initialized',
-  'notifications/cancelled',
-  'notifications/progress',
-  'notifications/roots/list_changed',
-]);
+export const KNOWN_METHODS: ReadonlySet<string> = new Set(RECEIVED_METHODS);
 
 /** Default duration buckets, in seconds (5 ms … 30 s). */
 export const DEFAULT_DURATION_BUCKETS = Object.freeze([

@@ -6,7 +6,7 @@
  */
 import { REFUSALS, type RefusalReason } from '../../lib/errors.js';
 import type { McpRequest } from '../../lib/request.js';
-import { METHOD_TARGETS } from '../../lib/routing.js';
+import { METHOD_TARGETS, RECEIVED_METHODS } from '../../lib/routing.js';
 
 /** `mcp.method.name` (and the span name) of a method the conventions do not know: never the request's string. */
 export const OTHER = '_OTHER';
@@ -24,32 +24,12 @@ export const MAX_CAPTURE = 4096;
  * routes); any other method is {@link OTHER}, so a metric's attribute stays bounded.
  */
 export const KNOWN_METHODS: ReadonlySet<string> = new Set([
-  'initialize',
-  'ping',
-  'server/discover',
-  'subscriptions/listen',
-  'tools/list',
-  'tools/call',
-  'resources/list',
-  'resources/templates/list',
-  'resources/read',
-  'resources/subscribe',
-  'resources/unsubscribe',
-  'prompts/list',
-  'prompts/get',
-  'completion/complete',
-  'logging/setLevel',
+  ...RECEIVED_METHODS,
+  // What a server sends: its requests to the client and its notifications.
   'sampling/createMessage',
   'elicitation/create',
   'roots/list',
-  'tasks/get',
-  'tasks/update',
-  'tasks/cancel',
-  'notifications/initialized',
-  'notifications/cancelled',
-  'notifications/progress',
   'notifications/message',
-  'notifications/roots/list_changed',
   'notifications/resources/list_changed',
   'notifications/resources/updated',
   'notifications/prompts/list_changed',
